@@ -1,0 +1,109 @@
+// The schedule seam: the network phase of a reduction is an object that CheckReduce
+// advances. A schedule knows who talks to whom in which round and moves bytes; what the
+// bytes mean is told by the Payload (element size, combine function). Schedules never block.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "tributary/config.hpp"
+
+#if TRIBUTARY_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace tributary {
+
+/// The collective a schedule carries out.
+enum class Collective { allreduce, reduce, allgather };
+
+/// Which algorithm carries out the network phase.
+enum class ScheduleKind {
+  mpi_library,         ///< The MPI library's own non-blocking collective.
+  binomial,            ///< reduce: binomial tree; allreduce: binomial reduce + binomial bcast.
+  knomial,             ///< reduce: k-nomial tree (radix); allreduce: k-nomial reduce + bcast.
+  pipelined_tree,      ///< reduce: segmented pipelined chain/tree (segment size).
+  recursive_doubling,  ///< allreduce/allgather: recursive doubling, fold-in for non-powers of 2.
+  rabenseifner,        ///< allreduce: reduce-scatter (halving) + allgather (doubling).
+  ring,                ///< allreduce/allgather: ring (segmented); not order-keeping.
+  reduce_bcast,        ///< allreduce: binomial reduce to rank 0, then binomial broadcast.
+};
+
+/// The schedule's name as used in options, logs and selection files ("binomial", ...).
+const char* ToString(ScheduleKind kind) noexcept;
+/// Parses a name given by ToString; returns false when unknown.
+bool ParseScheduleKind(const std::string& name, ScheduleKind* out) noexcept;
+/// True when the schedule combines contributions in rank order, so that a non-commutative
+/// operator gives rank 0's value ∘ rank 1's ∘ ... ∘ rank p-1's.
+bool IsOrderKeeping(ScheduleKind kind) noexcept;
+/// True when the schedule implements the collective.
+bool Supports(ScheduleKind kind, Collective c) noexcept;
+
+/// Parameters of a schedule (those that do not apply are ignored).
+struct ScheduleParams {
+  int radix = 4;                      ///< k-nomial radix (>= 2).
+  std::size_t segment_bytes = 65536;  ///< Segment size for pipelined tree and ring.
+};
+
+namespace detail {
+
+/// inout[i] = in[i] ∘ inout[i] for i < count, with `in` the operand from the lower ranks
+/// (the MPI convention). Must not throw: the reduction layer wraps user operators.
+using CombineFn = void (*)(const void* state, const void* in, void* inout, std::size_t count);
+
+/// What a schedule moves and how two pieces of it combine.
+struct Payload {
+  std::size_t count = 0;      ///< Number of elements.
+  std::size_t elem_size = 0;  ///< Bytes per element; own schedules send count*elem_size bytes.
+  CombineFn combine = nullptr;
+  const void* combine_state = nullptr;
+  bool commutative = true;
+#if TRIBUTARY_HAVE_MPI
+  MPI_Datatype elem_type = MPI_DATATYPE_NULL;  ///< One element (MPI-library path).
+  MPI_Op op = MPI_OP_NULL;                     ///< The operator (MPI-library path).
+#endif
+};
+
+/// Where a schedule runs and on which buffers.
+struct ScheduleArgs {
+  Collective collective = Collective::allreduce;
+  int root = 0;  ///< reduce only.
+#if TRIBUTARY_HAVE_MPI
+  MPI_Comm comm = MPI_COMM_NULL;  ///< Own schedules: the Context's point-to-point comm;
+                                  ///< MPI-library path: the object's pool communicator.
+#endif
+  int tag = 0;  ///< Own schedules use tags tag .. tag + kTagsPerSchedule - 1 only.
+  /// allreduce: in and out, in place. reduce: in; the result is written here on the root
+  /// (other ranks' data may be overwritten as scratch). allgather: this rank's count
+  /// elements.
+  void* data = nullptr;
+  /// allgather only: size*count elements, in rank order.
+  void* result = nullptr;
+  Payload payload;
+  ScheduleParams params;
+};
+
+/// Number of consecutive tags a schedule may use, starting at ScheduleArgs::tag.
+inline constexpr int kTagsPerSchedule = 8;
+
+/// The network phase of one generation of one reduction.
+class Schedule {
+ public:
+  virtual ~Schedule() = default;
+  /// Posts the first messages. Never blocks.
+  virtual void Start() = 0;
+  /// Advances; returns true once this rank's part is complete (its result is in place and
+  /// every send it posted has completed). Never blocks. Throws tributary::MpiError.
+  virtual bool Progress() = 0;
+  /// The algorithm, for logs.
+  virtual ScheduleKind Kind() const noexcept = 0;
+};
+
+/// Makes the schedule `kind` for `args`. Throws tributary::UsageError when the kind does
+/// not implement args.collective, or the payload is not commutative and the kind is not
+/// order-keeping.
+std::unique_ptr<Schedule> MakeSchedule(ScheduleKind kind, const ScheduleArgs& args);
+
+}  // namespace detail
+}  // namespace tributary
