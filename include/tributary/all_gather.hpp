@@ -1,0 +1,100 @@
+// AllGather<T>: every rank's value, in rank order, on every rank.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tributary/context.hpp"
+#include "tributary/datatype.hpp"
+#include "tributary/detail/reduction_base.hpp"
+#include "tributary/detail/reduction_core.hpp"
+
+namespace tributary {
+
+/// A reusable non-blocking all-gather. Set `local`, call StartReduce() from one list and
+/// CheckReduce() from every list; once complete, `val[r]` is rank r's `local`. For
+/// variable-size T every rank must give the same length (checked at DebugLevel::basic).
+template <class T>
+class AllGather {
+  static_assert(kIsReducible<T>, "tributary: unsupported value type for AllGather");
+  using Traits = ValueTraits<T>;
+  using E = typename Traits::element;
+
+ public:
+  /// This rank's contribution.
+  T local{};
+  /// The result: one value per rank, in rank order.
+  std::vector<T> val;
+
+  explicit AllGather(Context& ctx, std::string label = {})
+      : core_(std::make_unique<detail::ReductionCore>(
+            ctx, "AllGather<" + detail::TypeLabel<T>() + ">", std::move(label))) {
+    core_->SetClient(this, &AllGather::FinishThunk, &AllGather::AbandonThunk);
+  }
+  AllGather(AllGather&& other)
+      : local(std::move(other.local)),
+        val(std::move(other.val)),
+        core_(std::move(other.core_)),
+        flat_(std::move(other.flat_)),
+        count_(other.count_) {
+    if (core_ && core_->NetworkActive())
+      throw UsageError(core_->Where() + ": moved while its network phase is in flight");
+    if (core_) core_->SetClient(this, &AllGather::FinishThunk, &AllGather::AbandonThunk);
+  }
+  AllGather(const AllGather&) = delete;
+  AllGather& operator=(const AllGather&) = delete;
+  AllGather& operator=(AllGather&&) = delete;
+
+  /// Starts a new generation gathering `local`. Returns TaskStatus::complete.
+  TaskStatus StartReduce() {
+    core_->Arm(1);
+    core_->Arrive(0);
+    Launch();
+    return TaskStatus::complete;
+  }
+  /// Complete once `val` holds every rank's value; see AllReduce::CheckReduce.
+  TaskStatus CheckReduce() { return core_->Check(); }
+
+  detail::Phase State() const noexcept { return core_->State(); }
+  std::uint64_t Generation() const noexcept { return core_->Generation(); }
+  bool InFlight() const noexcept { return core_->NetworkActive(); }
+
+ private:
+  void Launch() {
+    Context& ctx = *core_->Ctx();
+    count_ = Traits::Size(local);
+    flat_.resize(count_ * static_cast<std::size_t>(ctx.Size()));
+    detail::LaunchSpec spec;
+    spec.collective = Collective::allgather;
+    spec.data = Traits::Data(local);
+    spec.result = flat_.data();
+    spec.length = count_;
+    spec.check_length = Traits::dynamic && ctx.Options().debug != DebugLevel::none;
+    spec.payload.count = count_;
+    spec.payload.elem_size = sizeof(E);
+#if TRIBUTARY_HAVE_MPI
+    spec.payload.elem_type = MpiType<E>::Get();
+#endif
+    if (ctx.Size() == 1 && count_) std::copy_n(Traits::Data(local), count_, flat_.data());
+    core_->Launch(spec);
+  }
+  void Finish() {
+    const std::size_t ranks = count_ ? flat_.size() / count_ : val.size();
+    val.resize(core_->Ctx()->Size());
+    (void)ranks;
+    for (std::size_t r = 0; r < val.size(); ++r) {
+      if constexpr (Traits::dynamic) Traits::Resize(val[r], count_);
+      std::copy_n(flat_.data() + r * count_, count_, Traits::Data(val[r]));
+    }
+  }
+  static void FinishThunk(void* self) { static_cast<AllGather*>(self)->Finish(); }
+  static void AbandonThunk(void*) {}
+
+  std::unique_ptr<detail::ReductionCore> core_;
+  std::vector<E> flat_;
+  std::size_t count_ = 0;
+};
+
+}  // namespace tributary

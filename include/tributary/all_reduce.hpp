@@ -1,0 +1,48 @@
+// AllReduce<T>: a non-blocking reduction whose result every rank receives.
+#pragma once
+
+#include <string>
+
+#include "tributary/detail/reduction_base.hpp"
+
+namespace tributary {
+
+/// A reusable non-blocking all-reduce of a value of type T.
+///
+/// Two ways to use it each generation:
+///  - regional combine: `Expect(n, op)` on every rank (n = lists on this rank, may be 0),
+///    `Contribute(i, partial)` from each list i, `CheckReduce()` from every list;
+///  - hand-wired (the familiar shape): accumulate into `val`, `StartReduce(op)` from one
+///    list, `CheckReduce()` from every list.
+/// After CheckReduce returns complete, `val` holds the result on every rank, identical in
+/// every bit. Objects must be created in the same order on every rank; their starts may
+/// come in any order. Move-only; not movable while in flight.
+template <class T>
+class AllReduce : public detail::ReductionBase<T> {
+  using Base = detail::ReductionBase<T>;
+
+ public:
+  /// An all-reduce on `ctx`, named `label` in messages. Takes one communicator of the
+  /// Context's pool for its lifetime.
+  explicit AllReduce(Context& ctx, std::string label = {})
+      : Base(ctx, "AllReduce<" + detail::TypeLabel<T>() + ">", std::move(label)) {}
+  AllReduce(AllReduce&&) = default;
+
+  /// Arms a new generation expecting `contributions` calls of Contribute on this rank,
+  /// combined with `op`. With zero contributions the rank takes part with the operator's
+  /// neutral element at once (for variable-size T, `val` must already have the length).
+  template <class Op>
+  void Expect(int contributions, Op op) {
+    this->Arm(contributions, op, Collective::allreduce, 0);
+  }
+
+  /// Starts a new generation reducing `val` with `op`. Returns TaskStatus::complete.
+  /// Throws UsageError while the previous generation is not done.
+  template <class Op>
+  TaskStatus StartReduce(Op op) {
+    this->StartOnValue(op, Collective::allreduce, 0);
+    return TaskStatus::complete;
+  }
+};
+
+}  // namespace tributary

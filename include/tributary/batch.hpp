@@ -1,0 +1,289 @@
+// Batch: several reductions of different types and operators that travel in one network
+// message and complete together (e.g. dt by Min, mass by Sum, a cell count by Max).
+#pragma once
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tributary/context.hpp"
+#include "tributary/datatype.hpp"
+#include "tributary/detail/op_holder.hpp"
+#include "tributary/detail/reduction_core.hpp"
+#include "tributary/errors.hpp"
+
+namespace tributary {
+
+class Batch;
+
+namespace detail {
+/// A batch member seen without its type.
+class BatchMemberBase {
+ public:
+  virtual ~BatchMemberBase() = default;
+  virtual std::size_t Bytes() const noexcept = 0;
+  virtual std::size_t Align() const noexcept = 0;
+  /// Combines the partials of `lists` lists in list order (or the neutral element for
+  /// none) into `dst`; user operators may throw.
+  virtual void CombineInto(int lists, unsigned char* dst) = 0;
+  /// Copies `val` into `dst` (hand-wired start).
+  virtual void PackValue(unsigned char* dst) const = 0;
+  virtual void Unpack(const unsigned char* src) = 0;
+  virtual PackedSegment Segment(std::size_t offset) const = 0;
+  virtual void PrepareArm(int lists) = 0;
+  virtual void FillMissing(const std::vector<int>& missing) = 0;
+  virtual bool Commutative() const noexcept = 0;
+  std::string label;
+};
+}  // namespace detail
+
+/// One reduction inside a Batch; owned by the batch. Like AllReduce: `val` holds the result
+/// once the batch completes.
+template <class T>
+class BatchMember final : public detail::BatchMemberBase {
+  static_assert(kIsReducible<T> && !ValueTraits<T>::dynamic,
+                "batch members have a fixed size: scalars, std::array, trivially copyable "
+                "structs, tuples");
+  using Traits = ValueTraits<T>;
+  using E = typename Traits::element;
+
+ public:
+  /// The result once the batch is complete (and the input of a hand-wired start).
+  T val{};
+
+  /// Contributes list `list_index`'s partial for this member (see Batch::Expect).
+  TaskStatus Contribute(int list_index, const T& partial);
+  /// Polls the whole batch.
+  TaskStatus CheckReduce();
+
+  template <class Op>
+  BatchMember(Batch& batch, const Op& op, std::string name) : batch_(&batch) {
+    detail::SetOperator<E>(op_, op);
+    label = std::move(name);
+  }
+
+  std::size_t Bytes() const noexcept override { return Traits::Size(val) * sizeof(E); }
+  std::size_t Align() const noexcept override { return alignof(E); }
+  void PrepareArm(int lists) override {
+    if (slots_.size() < static_cast<std::size_t>(lists)) {
+      slots_.resize(static_cast<std::size_t>(lists));
+      flags_ = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(lists));
+    }
+    for (int i = 0; i < lists; ++i) flags_[static_cast<std::size_t>(i)].store(0);
+    lists_ = lists;
+  }
+  void CombineInto(int lists, unsigned char* dst) override {
+    const std::size_t n = Traits::Size(val);
+    if (lists == 0) {
+      const E identity = op_->Identity();
+      for (std::size_t k = 0; k < n; ++k) std::memcpy(dst + k * sizeof(E), &identity, sizeof(E));
+      return;
+    }
+    for (int i = 1; i < lists; ++i)
+      op_->Combine(Traits::Data(slots_[static_cast<std::size_t>(i - 1)].value),
+                   Traits::Data(slots_[static_cast<std::size_t>(i)].value), n);
+    std::memcpy(dst, Traits::Data(slots_[static_cast<std::size_t>(lists - 1)].value), n * sizeof(E));
+  }
+  void PackValue(unsigned char* dst) const override {
+    std::memcpy(dst, Traits::Data(val), Bytes());
+  }
+  void Unpack(const unsigned char* src) override {
+    std::memcpy(static_cast<void*>(Traits::Data(val)), src, Bytes());
+  }
+  detail::PackedSegment Segment(std::size_t offset) const override {
+    return detail::PackedSegment{offset, Traits::Size(val), sizeof(E), op_->combine, op_.get()};
+  }
+  void FillMissing(const std::vector<int>& missing) override {
+    for (int i : missing) {
+      if (flags_[static_cast<std::size_t>(i)].load()) continue;
+      try {
+        std::fill_n(Traits::Data(slots_[static_cast<std::size_t>(i)].value), Traits::Size(val),
+                    op_->Identity());
+      } catch (...) {
+      }
+    }
+  }
+  bool Commutative() const noexcept override { return op_->commutative; }
+
+ private:
+  friend class Batch;
+  Batch* batch_;
+  std::unique_ptr<detail::OpHolderBase<E>> op_;
+  struct Slot {  // keeps std::vector<bool>'s bit packing away
+    T value{};
+  };
+  std::vector<Slot> slots_;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> flags_;
+  int lists_ = 0;
+};
+
+/// A group of reductions declared in the same order on every rank that travel in one
+/// message: add members once, then each generation `Expect(lists)` (or fill each member's
+/// `val` and `StartReduce()`), contribute to every member from every list, and poll
+/// `CheckReduce()` (the batch's or any member's). The members keep their own operators and
+/// types; the message is one allreduce whatever their number.
+class Batch {
+ public:
+  explicit Batch(Context& ctx, std::string label = {})
+      : core_(std::make_unique<detail::ReductionCore>(ctx, "Batch", std::move(label))) {
+    core_->SetClient(this, &Batch::FinishThunk, &Batch::AbandonThunk);
+  }
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  /// Adds a member reduced with `op`. Members are added before the first start, in the
+  /// same order on every rank. The reference stays valid for the batch's lifetime.
+  template <class T, class Op>
+  BatchMember<T>& Add(Op op, std::string label = {}) {
+    if (core_->Generation() != 0)
+      throw UsageError(core_->Name() + ": members must be added before the first start");
+    auto member = std::make_unique<BatchMember<T>>(*this, op, std::move(label));
+    BatchMember<T>& ref = *member;
+    members_.push_back(std::move(member));
+    return ref;
+  }
+
+  /// Arms a new generation: every member expects `lists` contributions on this rank (zero:
+  /// neutral elements at once).
+  void Expect(int lists) {
+    RequireMembers();
+    core_->Arm(lists, static_cast<int>(members_.size()));
+    for (auto& m : members_) m->PrepareArm(lists);
+    lists_ = lists;
+    if (lists == 0) CombineAndLaunch();
+  }
+
+  /// Starts a new generation from every member's `val` (the hand-wired pattern).
+  TaskStatus StartReduce() {
+    RequireMembers();
+    core_->Arm(1, static_cast<int>(members_.size()));
+    for (std::size_t k = 0; k < members_.size(); ++k) core_->Arrive(0);
+    Layout();
+    WriteHeader(-1);
+    for (std::size_t k = 0; k < members_.size(); ++k)
+      members_[k]->PackValue(buffer_.data() + sizeof(detail::PackedHeader) + offsets_[k]);
+    Launch();
+    return TaskStatus::complete;
+  }
+
+  /// Complete once every member's `val` holds its result.
+  TaskStatus CheckReduce() { return core_->Check(); }
+  detail::Phase State() const noexcept { return core_->State(); }
+  std::uint64_t Generation() const noexcept { return core_->Generation(); }
+  bool InFlight() const noexcept { return core_->NetworkActive(); }
+  std::size_t Size() const noexcept { return members_.size(); }
+
+ private:
+  template <class T>
+  friend class BatchMember;
+
+  void RequireMembers() const {
+    if (members_.empty()) throw UsageError(core_->Name() + ": started with no members");
+  }
+
+  template <class T>
+  TaskStatus ContributeMember(BatchMember<T>& m, int list, const T& partial) {
+    if (core_->State() != detail::Phase::collecting || list < 0 || list >= lists_) {
+      core_->Arrive(list);  // throws the right UsageError
+    }
+    if (m.flags_[static_cast<std::size_t>(list)].exchange(1))
+      throw UsageError(core_->Where() + ": member '" + m.label + "': list " +
+                       std::to_string(list) + " contributed twice in one generation");
+    m.slots_[static_cast<std::size_t>(list)].value = partial;
+    if (core_->Arrive(list)) CombineAndLaunch();
+    return TaskStatus::complete;
+  }
+
+  void Layout() {
+    offsets_.resize(members_.size());
+    std::size_t offset = 0;
+    layout_.segments.clear();
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      const std::size_t a = members_[k]->Align();
+      offset = (offset + a - 1) / a * a;
+      offsets_[k] = offset;
+      layout_.segments.push_back(members_[k]->Segment(offset));
+      offset += members_[k]->Bytes();
+    }
+    layout_.bytes = sizeof(detail::PackedHeader) + (offset + 15) / 16 * 16;
+    layout_.rank = core_->Ctx()->Rank();
+    layout_.error_text = &op_error_;
+    buffer_.assign(layout_.bytes, 0);
+  }
+
+  void WriteHeader(int error_rank) {
+    detail::PackedHeader h;
+    h.error_rank = error_rank;
+    std::memcpy(buffer_.data(), &h, sizeof h);
+  }
+
+  void CombineAndLaunch() {
+    Layout();
+    op_error_.clear();
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      try {
+        members_[k]->CombineInto(lists_,
+                                 buffer_.data() + sizeof(detail::PackedHeader) + offsets_[k]);
+      } catch (const std::exception& e) {
+        if (op_error_.empty()) op_error_ = "member '" + members_[k]->label + "': " + e.what();
+      }
+    }
+    WriteHeader(op_error_.empty() ? -1 : core_->Ctx()->Rank());
+    Launch();
+  }
+
+  void Launch() {
+    bool commutative = true;
+    for (auto& m : members_) commutative = commutative && m->Commutative();
+    detail::LaunchSpec spec;
+    spec.collective = Collective::allreduce;
+    spec.data = buffer_.data();
+    spec.payload.commutative = commutative;
+    spec.packed = &layout_;
+    core_->Launch(spec);
+  }
+
+  void Finish() {
+    detail::PackedHeader h;
+    std::memcpy(&h, buffer_.data(), sizeof h);
+    if (h.error_rank >= 0) {
+      std::string msg = core_->Where() + ": a member's operator threw on rank " +
+                        std::to_string(h.error_rank);
+      if (h.error_rank == core_->Ctx()->Rank() && !op_error_.empty()) msg += ": " + op_error_;
+      throw RemoteError(h.error_rank, msg);
+    }
+    for (std::size_t k = 0; k < members_.size(); ++k)
+      members_[k]->Unpack(buffer_.data() + sizeof(detail::PackedHeader) + offsets_[k]);
+  }
+
+  void Abandon() {
+    const std::vector<int> missing = core_->MissingLists();
+    for (auto& m : members_) m->FillMissing(missing);
+    CombineAndLaunch();
+  }
+
+  static void FinishThunk(void* self) { static_cast<Batch*>(self)->Finish(); }
+  static void AbandonThunk(void* self) { static_cast<Batch*>(self)->Abandon(); }
+
+  std::unique_ptr<detail::ReductionCore> core_;
+  std::vector<std::unique_ptr<detail::BatchMemberBase>> members_;
+  std::vector<std::size_t> offsets_;
+  std::vector<unsigned char> buffer_;
+  detail::PackedLayout layout_;
+  std::string op_error_;
+  int lists_ = 0;
+};
+
+template <class T>
+TaskStatus BatchMember<T>::Contribute(int list_index, const T& partial) {
+  return batch_->ContributeMember(*this, list_index, partial);
+}
+
+template <class T>
+TaskStatus BatchMember<T>::CheckReduce() {
+  return batch_->CheckReduce();
+}
+
+}  // namespace tributary

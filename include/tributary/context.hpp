@@ -1,0 +1,140 @@
+// tributary::Context: where reductions live. It wraps the user's communicator, owns every
+// communicator Tributary uses (created collectively once, bounded in number, freed before
+// MPI_Finalize), the options, and the bookkeeping of live reduction objects.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "tributary/config.hpp"
+#include "tributary/detail/schedule.hpp"
+#include "tributary/tasks/task_status.hpp"
+
+#if TRIBUTARY_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace tributary {
+
+class TaskCollection;
+class Executor;
+
+/// How much freedom a reduction has to reorder its combines.
+enum class Determinism {
+  fast,                   ///< Any order the schedule likes.
+  run_to_run,             ///< Same bits on every run with the same rank and list counts.
+  rank_count_independent  ///< Same bits whatever the rank and list counts.
+};
+
+/// Checks that need communication; they cost an extra small message where they apply.
+enum class DebugLevel {
+  none,   ///< No cross-rank checks.
+  basic,  ///< Default: lengths of variable-size values agree on every rank, every generation.
+  full    ///< basic, plus the operator and the collective agree on every rank.
+};
+
+/// What happens when a task fails or the watchdog fires on one rank.
+enum class FailurePolicy {
+  abort,     ///< Default: print the report, then MPI_Abort (no rank is left hanging).
+  propagate  ///< Tell every rank; their reductions and executors fail with the report.
+};
+
+/// Receives errors that cannot be thrown (destructors, finalisation order). The default
+/// prints the message to stderr and calls MPI_Abort (std::abort in the serial build).
+using ErrorHandler = std::function<void(const std::string& message)>;
+
+/// Options of a Context. All ranks must pass the same values.
+struct ContextOptions {
+  /// Default determinism mode of the Context's reductions (overridable per reduction).
+  Determinism determinism = Determinism::fast;
+  /// Cross-rank checks.
+  DebugLevel debug = DebugLevel::basic;
+  /// Number of communicators in the pool for the MPI-library path: at most this many
+  /// reduction objects (or batches) may exist at once on this Context.
+  int communicator_pool = 16;
+  /// After this long without completing, a generation is reported by the watchdog; zero
+  /// disables it.
+  std::chrono::duration<double> watchdog{0};
+  /// How failures on one rank reach the others.
+  FailurePolicy on_failure = FailurePolicy::abort;
+  /// Errors that cannot be thrown go here; empty means the default (message + abort).
+  ErrorHandler error_handler;
+  /// Network schedule for each collective (until a selection tree chooses).
+  ScheduleKind allreduce_schedule = ScheduleKind::mpi_library;
+  ScheduleKind reduce_schedule = ScheduleKind::mpi_library;
+  ScheduleKind allgather_schedule = ScheduleKind::mpi_library;
+  /// Parameters of the chosen schedules.
+  ScheduleParams schedule_params;
+};
+
+namespace detail {
+class ReductionCore;
+struct ContextImpl;
+}  // namespace detail
+
+/// Owns the communicators and the bookkeeping of a group of reductions. Constructing and
+/// destroying a Context are collective over its communicator. Reductions must be destroyed
+/// before their Context, and the Context before MPI_Finalize.
+///
+/// Threads: Tributary serialises its own MPI calls with a lock, so MPI_THREAD_SERIALIZED is
+/// enough for reductions polled from several threads (ThreadedExecutor); with a lower level
+/// only the thread that created the Context may start or check reductions (a UsageError
+/// says so otherwise).
+class Context {
+ public:
+  /// A Context over MPI_COMM_WORLD (the single process in the serial build).
+  explicit Context(ContextOptions options = {});
+#if TRIBUTARY_HAVE_MPI
+  /// A Context over `comm` (not owned; it must outlive the Context).
+  explicit Context(MPI_Comm comm, ContextOptions options = {});
+#endif
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  /// This process's rank and the number of ranks.
+  int Rank() const noexcept;
+  int Size() const noexcept;
+  /// The options the Context was created with.
+  const ContextOptions& Options() const noexcept;
+
+  /// Advances every reduction in flight, runs the watchdog and receives failure notices
+  /// from other ranks. Register it as an executor's progress hook; Execute() does so.
+  /// Throws RemoteError when another rank reported a failure (FailurePolicy::propagate).
+  void Progress();
+
+  /// Runs `tasks` on `executor` with Progress() as progress hook and applies the failure
+  /// policy: on a failed task, `abort` prints the report and aborts every rank;
+  /// `propagate` tells the other ranks and returns TaskStatus::fail (or rethrows).
+  TaskStatus Execute(TaskCollection& tasks, Executor& executor);
+  /// Runs `tasks` on a serial executor (see the other overload).
+  TaskStatus Execute(TaskCollection& tasks);
+
+  /// Reports `message` as a failure of this rank according to the failure policy (abort,
+  /// or tell the other ranks). Used by Execute; callable by drivers with their own loops.
+  void ReportFailure(const std::string& message);
+
+  /// Passes an error that cannot be thrown (a destructor's) to the error handler.
+  void HandleError(const std::string& message) noexcept;
+
+  /// Number of reduction objects currently alive on this Context.
+  int LiveObjects() const noexcept;
+  /// Number of communicators this Context has created so far (constant after construction).
+  int CommunicatorsCreated() const noexcept;
+
+#if TRIBUTARY_HAVE_MPI
+  /// The user's communicator.
+  MPI_Comm Comm() const noexcept;
+#endif
+
+  /// Internal state, for Tributary's own objects.
+  detail::ContextImpl& Impl() noexcept { return *impl_; }
+
+ private:
+  std::unique_ptr<detail::ContextImpl> impl_;
+};
+
+}  // namespace tributary

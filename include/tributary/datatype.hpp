@@ -1,0 +1,165 @@
+// How Tributary sees a value: as `count` elements of one trivially copyable element type,
+// stored contiguously. ValueTraits<T> decides this at compile time for every supported T;
+// an unsupported T does not compile. MpiType<E> names the MPI datatype of one element.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "tributary/config.hpp"
+
+#if TRIBUTARY_HAVE_MPI
+#include <mpi.h>
+#endif
+#if TRIBUTARY_HAVE_KOKKOS
+#include <Kokkos_Core.hpp>
+#endif
+
+namespace tributary {
+
+namespace detail {
+/// Values Tributary copies as bytes: trivially copy-constructible and destructible (this
+/// admits std::tuple and std::pair of such values, which are not trivially copyable).
+template <class T>
+constexpr bool kBitwise =
+    std::is_trivially_copy_constructible_v<T> && std::is_trivially_destructible_v<T>;
+
+template <class E>
+constexpr bool kBuiltinElement =
+    std::is_arithmetic_v<E> || std::is_same_v<E, std::complex<float>> ||
+    std::is_same_v<E, std::complex<double>> || std::is_same_v<E, std::complex<long double>>;
+
+template <class T>
+struct IsStdArrayOfBuiltin : std::false_type {};
+template <class E, std::size_t N>
+struct IsStdArrayOfBuiltin<std::array<E, N>> : std::bool_constant<kBuiltinElement<E>> {};
+}  // namespace detail
+
+/// The layout of a value of type T, specialisable for user containers. Members:
+/// `element` (trivially copyable), `dynamic` (the element count can change at run time),
+/// `Data(v)`, `Size(v)`, and for dynamic types `Resize(v, n)`.
+template <class T, class Enable = void>
+struct ValueTraits {
+  static constexpr bool supported = false;
+};
+
+/// A single element: arithmetic, std::complex, or any trivially copyable struct (which then
+/// needs a user operator; builtin arithmetic operators do not apply to it).
+template <class T>
+struct ValueTraits<T, std::enable_if_t<detail::kBitwise<T> && !std::is_array_v<T> &&
+                                       !std::is_pointer_v<T> &&
+                                       !detail::IsStdArrayOfBuiltin<T>::value>> {
+  static constexpr bool supported = true;
+  static constexpr bool dynamic = false;
+  using element = T;
+  static T* Data(T& v) noexcept { return &v; }
+  static const T* Data(const T& v) noexcept { return &v; }
+  static constexpr std::size_t Size(const T&) noexcept { return 1; }
+};
+
+/// std::array of elements (a std::array of a trivially copyable struct is one element).
+template <class E, std::size_t N>
+struct ValueTraits<std::array<E, N>, std::enable_if_t<detail::kBuiltinElement<E>>> {
+  static constexpr bool supported = true;
+  static constexpr bool dynamic = false;
+  using element = E;
+  static E* Data(std::array<E, N>& v) noexcept { return v.data(); }
+  static const E* Data(const std::array<E, N>& v) noexcept { return v.data(); }
+  static constexpr std::size_t Size(const std::array<E, N>&) noexcept { return N; }
+};
+
+/// C arrays.
+template <class E, std::size_t N>
+struct ValueTraits<E[N], std::enable_if_t<detail::kBitwise<E>>> {
+  static constexpr bool supported = true;
+  static constexpr bool dynamic = false;
+  using element = E;
+  static E* Data(E (&v)[N]) noexcept { return v; }
+  static const E* Data(const E (&v)[N]) noexcept { return v; }
+  static constexpr std::size_t Size(const E (&)[N]) noexcept { return N; }
+};
+
+/// std::vector: reduced elementwise; every rank must have the same length.
+template <class E>
+struct ValueTraits<std::vector<E>,
+                   std::enable_if_t<detail::kBitwise<E> && !std::is_same_v<E, bool>>> {
+  static constexpr bool supported = true;
+  static constexpr bool dynamic = true;
+  using element = E;
+  static E* Data(std::vector<E>& v) noexcept { return v.data(); }
+  static const E* Data(const std::vector<E>& v) noexcept { return v.data(); }
+  static std::size_t Size(const std::vector<E>& v) noexcept { return v.size(); }
+  static void Resize(std::vector<E>& v, std::size_t n) { v.resize(n); }
+};
+
+#if TRIBUTARY_HAVE_KOKKOS
+/// A contiguous rank-1 Kokkos::View in host-accessible memory.
+template <class E, class... P>
+struct ValueTraits<Kokkos::View<E*, P...>,
+                   std::enable_if_t<detail::kBitwise<E> && !std::is_const<E>::value>> {
+  using View = Kokkos::View<E*, P...>;
+  static constexpr bool supported =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible;
+  static constexpr bool dynamic = true;
+  using element = E;
+  static E* Data(const View& v) noexcept { return v.data(); }
+  static std::size_t Size(const View& v) noexcept { return v.extent(0); }
+  static void Resize(View& v, std::size_t n) {
+    if (v.extent(0) != n) Kokkos::resize(v, n);
+  }
+};
+#endif
+
+/// True when T can be reduced by Tributary.
+template <class T>
+constexpr bool kIsReducible = ValueTraits<T>::supported;
+
+#if TRIBUTARY_HAVE_MPI
+namespace detail {
+/// A contiguous datatype of `bytes` bytes, committed once per process and freed when MPI
+/// finalises (through an attribute on MPI_COMM_SELF), never by a static destructor.
+MPI_Datatype ByteBlockType(std::size_t bytes);
+}  // namespace detail
+
+/// The MPI datatype of one element of type E, decided at compile time. Builtins map to the
+/// library's predefined types (integer types chosen by size and signedness); anything else
+/// trivially copyable is a contiguous block of sizeof(E) bytes. Specialise it for your own
+/// element types if they need another layout.
+template <class E, class Enable = void>
+struct MpiType {
+  static_assert(detail::kBitwise<E>, "MpiType: the element must be copyable as bytes");
+  static MPI_Datatype Get() {
+    if constexpr (std::is_same_v<E, bool>) {
+      return MPI_C_BOOL;
+    } else if constexpr (std::is_integral_v<E>) {
+      constexpr bool s = std::is_signed_v<E>;
+      if constexpr (sizeof(E) == 1) return s ? MPI_INT8_T : MPI_UINT8_T;
+      if constexpr (sizeof(E) == 2) return s ? MPI_INT16_T : MPI_UINT16_T;
+      if constexpr (sizeof(E) == 4) return s ? MPI_INT32_T : MPI_UINT32_T;
+      if constexpr (sizeof(E) == 8) return s ? MPI_INT64_T : MPI_UINT64_T;
+      return detail::ByteBlockType(sizeof(E));
+    } else if constexpr (std::is_same_v<E, float>) {
+      return MPI_FLOAT;
+    } else if constexpr (std::is_same_v<E, double>) {
+      return MPI_DOUBLE;
+    } else if constexpr (std::is_same_v<E, long double>) {
+      return MPI_LONG_DOUBLE;
+    } else if constexpr (std::is_same_v<E, std::complex<float>>) {
+      return MPI_C_FLOAT_COMPLEX;
+    } else if constexpr (std::is_same_v<E, std::complex<double>>) {
+      return MPI_C_DOUBLE_COMPLEX;
+    } else if constexpr (std::is_same_v<E, std::complex<long double>>) {
+      return MPI_C_LONG_DOUBLE_COMPLEX;
+    } else {
+      return detail::ByteBlockType(sizeof(E));
+    }
+  }
+};
+
+#endif
+
+}  // namespace tributary

@@ -1,0 +1,159 @@
+// Type erasure of an operator for elements of type E: the host combine in list order, the
+// combine function the schedules call, the neutral element, and the MPI_Op of the
+// MPI-library path when the operator and the element are builtin.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <typeinfo>
+
+#include "tributary/config.hpp"
+#include "tributary/datatype.hpp"
+#include "tributary/detail/schedule.hpp"
+#include "tributary/errors.hpp"
+#include "tributary/ops.hpp"
+
+#if TRIBUTARY_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace tributary::detail {
+
+#if TRIBUTARY_HAVE_MPI
+inline MPI_Op ToMpiOp(BuiltinOp op) noexcept {
+  switch (op) {
+    case BuiltinOp::sum: return MPI_SUM;
+    case BuiltinOp::prod: return MPI_PROD;
+    case BuiltinOp::min: return MPI_MIN;
+    case BuiltinOp::max: return MPI_MAX;
+    case BuiltinOp::land: return MPI_LAND;
+    case BuiltinOp::lor: return MPI_LOR;
+    case BuiltinOp::lxor: return MPI_LXOR;
+    case BuiltinOp::band: return MPI_BAND;
+    case BuiltinOp::bor: return MPI_BOR;
+    case BuiltinOp::bxor: return MPI_BXOR;
+    case BuiltinOp::none: break;
+  }
+  return MPI_OP_NULL;
+}
+#endif
+
+/// An operator applied to elements of type E.
+template <class E>
+class OpHolderBase {
+ public:
+  virtual ~OpHolderBase() = default;
+  /// inout[i] = in[i] ∘ inout[i]; may throw for user operators.
+  virtual void Combine(const E* in, E* inout, std::size_t n) const = 0;
+  /// The neutral element; throws UsageError when the operator has none.
+  virtual E Identity() const = 0;
+  /// Identifies the operator's C++ type, to reuse the holder across generations.
+  virtual const std::type_info& Type() const noexcept = 0;
+
+  bool commutative = true;
+  /// True when the message can go to MPI as predefined elements with a builtin MPI_Op.
+  bool direct = false;
+  CombineFn combine = nullptr;
+#if TRIBUTARY_HAVE_MPI
+  MPI_Op mpi_op = MPI_OP_NULL;
+#endif
+};
+
+template <class E, class Op>
+class OpHolder final : public OpHolderBase<E> {
+ public:
+  explicit OpHolder(const Op& op) : op_(op) {
+    CheckOperator<Op>();
+    static_assert(std::is_invocable_v<const Op&, const E&, E&>,
+                  "this operator cannot combine values of this element type: it must be "
+                  "callable as op(const E& in, E& inout)");
+    this->commutative = Op::commutative;
+    this->combine = &OpHolder::CombineFn;
+#if TRIBUTARY_HAVE_MPI
+    constexpr BuiltinOp builtin = OpBuiltin<Op>::value;
+    if constexpr (builtin != BuiltinOp::none && kBuiltinElement<E>) {
+      // MPI defines no min/max on complex and no logical/bitwise ops on floating point;
+      // the operators' own static_asserts reject those combinations.
+      this->direct = true;
+      this->mpi_op = ToMpiOp(builtin);
+    }
+#endif
+  }
+  void Combine(const E* in, E* inout, std::size_t n) const override {
+    for (std::size_t i = 0; i < n; ++i) op_(in[i], inout[i]);
+  }
+  E Identity() const override {
+    if constexpr (kHasIdentity<Op, E>) {
+      return IdentityOf<E>(op_);
+    } else {
+      throw UsageError(
+          "this operator declares no neutral element (add `static T identity()`), which "
+          "is needed when a rank expects zero contributions");
+    }
+  }
+  const std::type_info& Type() const noexcept override { return typeid(Op); }
+  /// Replaces the operator's state (same type) without a new holder.
+  void Assign(const Op& op) { op_ = op; }
+
+ private:
+  static void CombineFn(const void* state, const void* in, void* inout, std::size_t n) {
+    static_cast<const OpHolder*>(state)->Combine(static_cast<const E*>(in), static_cast<E*>(inout),
+                                                 n);
+  }
+  Op op_;
+};
+
+#if TRIBUTARY_HAVE_MPI
+/// A plain MPI_Op: combined on the host with MPI_Reduce_local; it has no neutral element.
+template <class E>
+class MpiOpHolder final : public OpHolderBase<E> {
+ public:
+  explicit MpiOpHolder(MPI_Op op) : op_(op) {
+    int commute = 1;
+    CheckMpi(MPI_Op_commutative(op, &commute), "MPI_Op_commutative");
+    this->commutative = commute != 0;
+    this->direct = true;
+    this->mpi_op = op;
+    this->combine = &MpiOpHolder::CombineFn;
+  }
+  void Combine(const E* in, E* inout, std::size_t n) const override {
+    CheckMpi(MPI_Reduce_local(in, inout, static_cast<int>(n), MpiType<E>::Get(), op_),
+             "MPI_Reduce_local");
+  }
+  E Identity() const override {
+    throw UsageError(
+        "a plain MPI_Op has no neutral element, which is needed when a rank expects zero "
+        "contributions; use a Tributary operator (Sum, Min, ...) instead");
+  }
+  const std::type_info& Type() const noexcept override { return typeid(MPI_Op); }
+
+ private:
+  static void CombineFn(const void* state, const void* in, void* inout, std::size_t n) {
+    static_cast<const MpiOpHolder*>(state)->Combine(static_cast<const E*>(in),
+                                                    static_cast<E*>(inout), n);
+  }
+  MPI_Op op_;
+};
+#endif
+
+/// Keeps the holder when the operator's type is unchanged, else makes a new one.
+template <class E, class Op>
+void SetOperator(std::unique_ptr<OpHolderBase<E>>& holder, const Op& op) {
+#if TRIBUTARY_HAVE_MPI
+  if constexpr (std::is_convertible_v<Op, MPI_Op> && !HasCommuteTag<Op>::value) {
+    holder = std::make_unique<MpiOpHolder<E>>(static_cast<MPI_Op>(op));
+    return;
+  } else
+#endif
+  {
+    if constexpr (std::is_copy_assignable_v<Op>) {
+      if (holder && holder->Type() == typeid(Op)) {
+        static_cast<OpHolder<E, Op>*>(holder.get())->Assign(op);
+        return;
+      }
+    }
+    holder = std::make_unique<OpHolder<E, Op>>(op);
+  }
+}
+
+}  // namespace tributary::detail

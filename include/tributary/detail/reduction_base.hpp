@@ -1,0 +1,314 @@
+// What AllReduce<T> and Reduce<T> share: the public `val`, the regional combine of per-list
+// partials in list-index order, the packing of user-operator messages, and the link to
+// the type-erased ReductionCore.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tributary/context.hpp"
+#include "tributary/datatype.hpp"
+#include "tributary/detail/op_holder.hpp"
+#include "tributary/detail/reduction_core.hpp"
+#include "tributary/errors.hpp"
+#include "tributary/ops.hpp"
+
+namespace tributary::detail {
+
+template <class T>
+struct IsKokkosView : std::false_type {};
+#if TRIBUTARY_HAVE_KOKKOS
+template <class D, class... P>
+struct IsKokkosView<Kokkos::View<D, P...>> : std::true_type {};
+#endif
+
+/// A short name of T for messages.
+template <class T>
+std::string TypeLabel() {
+  if constexpr (std::is_same_v<T, double>) return "double";
+  else if constexpr (std::is_same_v<T, float>) return "float";
+  else if constexpr (std::is_same_v<T, int>) return "int";
+  else if constexpr (std::is_same_v<T, long>) return "long";
+  else if constexpr (std::is_same_v<T, long long>) return "long long";
+  else if constexpr (std::is_same_v<T, unsigned long>) return "unsigned long";
+  else if constexpr (std::is_same_v<T, bool>) return "bool";
+  else if constexpr (IsKokkosView<T>::value) return "Kokkos::View";
+  else return "T";
+}
+
+template <class T>
+class ReductionBase {
+  static_assert(kIsReducible<T>,
+                "tributary: unsupported value type; supported are arithmetic types, "
+                "std::complex, std::array, C arrays, std::vector, host Kokkos::View<E*>, "
+                "std::tuple/std::pair of such values and trivially copyable structs (with a "
+                "user operator), or a type with a ValueTraits specialisation");
+  using Traits = ValueTraits<T>;
+  using E = typename Traits::element;
+  static_assert(alignof(E) <= alignof(PackedHeader), "over-aligned elements are not supported");
+
+ public:
+  /// The value: the input of a hand-wired start and, once complete, the result.
+  T val{};
+
+  /// Poll from every list: complete once the result is in `val`, incomplete before. Throws
+  /// UsageError when called before any start, and the generation's error when it failed
+  /// (on every rank: a user operator that threw, a failure on another rank, a time-out).
+  TaskStatus CheckReduce() { return core_->Check(); }
+
+  /// The current state, generation and name ("AllReduce<double> 'dt' (object 3)").
+  Phase State() const noexcept { return core_->State(); }
+  std::uint64_t Generation() const noexcept { return core_->Generation(); }
+  std::string Name() const { return core_->Name(); }
+  /// True while this rank's network phase runs.
+  bool InFlight() const noexcept { return core_->NetworkActive(); }
+
+  /// Contributes list `list_index`'s partial value for the armed generation. The last
+  /// contribution combines all partials in list-index order and starts the network phase.
+  /// Returns TaskStatus::complete so it can be a task. Thread-safe across lists.
+  TaskStatus Contribute(int list_index, const T& partial) {
+    if (core_->State() == Phase::collecting && list_index >= 0 &&
+        list_index < core_->Expected())
+      slots_[static_cast<std::size_t>(list_index)].value = partial;
+    if (core_->Arrive(list_index)) CombineAndLaunch();
+    return TaskStatus::complete;
+  }
+
+ protected:
+  ReductionBase(Context& ctx, std::string what, std::string label)
+      : core_(std::make_unique<ReductionCore>(ctx, std::move(what), std::move(label))) {
+    core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk);
+  }
+  ~ReductionBase() {
+    if constexpr (IsKokkosView<T>::value) {
+      if (!Kokkos::is_initialized() && val.use_count() > 0 && core_->Ctx()) {
+        ReportAfterFinalize();
+        // Never touch Kokkos after finalize: leave the View's storage alone.
+        new T(std::move(val));
+      }
+    }
+  }
+  ReductionBase(ReductionBase&& other)
+      : val(std::move(other.val)),
+        core_(std::move(other.core_)),
+        op_(std::move(other.op_)),
+        slots_(std::move(other.slots_)),
+        work_(std::move(other.work_)),
+        packed_(std::move(other.packed_)),
+        layout_(std::move(other.layout_)),
+        op_error_(std::move(other.op_error_)),
+        collective_(other.collective_),
+        root_(other.root_) {
+    if (core_ && core_->NetworkActive())
+      throw UsageError(core_->Where() + ": moved while its network phase is in flight");
+    if (core_) core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk);
+    layout_.error_text = &op_error_;
+  }
+  ReductionBase& operator=(ReductionBase&&) = delete;
+  ReductionBase(const ReductionBase&) = delete;
+  ReductionBase& operator=(const ReductionBase&) = delete;
+
+  /// Arms a generation expecting `expected` contributions combined with `op`.
+  template <class Op>
+  void Arm(int expected, const Op& op, Collective collective, int root) {
+    ValidateRoot(root);
+    core_->Arm(expected);
+    try {
+      SetOperator<E>(op_, op);
+    } catch (const std::exception& e) {
+      core_->FailLocally(core_->Where() + ": " + e.what());
+      throw;
+    }
+    collective_ = collective;
+    root_ = root;
+    if (slots_.size() < static_cast<std::size_t>(expected))
+      slots_.resize(static_cast<std::size_t>(expected));
+    if (expected == 0) CombineAndLaunch();
+  }
+
+  /// Starts the network phase on `val` directly (the hand-wired pattern).
+  template <class Op>
+  void StartOnValue(const Op& op, Collective collective, int root) {
+    ValidateRoot(root);
+    core_->Arm(1);
+    SetOperator<E>(op_, op);
+    collective_ = collective;
+    root_ = root;
+    core_->Arrive(0);
+    if (collective == Collective::reduce) {
+      // Schedules may use the send buffer as scratch; the other ranks' val stays as it was.
+      if constexpr (Traits::dynamic) Traits::Resize(work_, Traits::Size(val));
+      std::copy_n(Traits::Data(val), Traits::Size(val), Traits::Data(work_));
+      LaunchFrom(work_);
+    } else {
+      LaunchFrom(val);
+    }
+  }
+
+  std::unique_ptr<ReductionCore> core_;
+
+ private:
+  void ValidateRoot(int root) const {
+    Context* ctx = core_->Ctx();
+    if (ctx && (root < 0 || root >= ctx->Size()))
+      throw UsageError(core_->Where() + ": root " + std::to_string(root) +
+                       " is not a rank of the Context (size " + std::to_string(ctx->Size()) +
+                       ")");
+  }
+
+  void ReportAfterFinalize() {
+    core_->Ctx()->HandleError(core_->Where() +
+                                     ": destroyed after Kokkos::finalize; destroy objects "
+                                     "that hold Views before finalising Kokkos");
+  }
+
+  // The combined partial goes into `val` (AllReduce) or a work copy (Reduce: the other
+  // ranks' `val` must stay unchanged).
+  void CombineAndLaunch() {
+    const int n = core_->Expected();
+    T& target = collective_ == Collective::reduce ? work_ : val;
+    std::string combine_error;
+    if (n == 0) {
+      if constexpr (Traits::dynamic) {
+        if (collective_ == Collective::reduce) Traits::Resize(work_, Traits::Size(val));
+      }
+      try {
+        const E identity = op_->Identity();
+        std::fill_n(Traits::Data(target), Traits::Size(target), identity);
+      } catch (const std::exception& e) {
+        core_->FailLocally(core_->Where() + ": " + e.what());
+        throw;
+      }
+    } else {
+      const std::size_t len = Traits::Size(slots_[0].value);
+      for (int i = 1; i < n; ++i) {
+        if (Traits::Size(slots_[static_cast<std::size_t>(i)].value) != len) {
+          std::string msg = core_->Where() + ": lists contributed values of different lengths (" +
+                            std::to_string(len) + " from list 0, " +
+                            std::to_string(Traits::Size(slots_[static_cast<std::size_t>(i)].value)) +
+                            " from list " + std::to_string(i) + ")";
+          core_->FailLocally(msg);
+          throw UsageError(msg);
+        }
+      }
+      // Left fold in list order: slot[i] = slot[i-1] ∘ slot[i].
+      try {
+        for (int i = 1; i < n; ++i)
+          op_->Combine(Traits::Data(slots_[static_cast<std::size_t>(i - 1)].value),
+                       Traits::Data(slots_[static_cast<std::size_t>(i)].value), len);
+      } catch (const std::exception& e) {
+        combine_error = e.what();
+      }
+      const T& combined = slots_[static_cast<std::size_t>(n - 1)].value;
+      if constexpr (Traits::dynamic) Traits::Resize(target, len);
+      std::copy_n(Traits::Data(combined), len, Traits::Data(target));
+    }
+    LaunchFrom(target, combine_error);
+  }
+
+  void LaunchFrom(T& source, const std::string& combine_error = std::string()) {
+    Context& ctx = *core_->Ctx();
+    LaunchSpec spec;
+    spec.collective = collective_;
+    spec.root = root_;
+    const std::size_t count = Traits::Size(source);
+    spec.length = count;
+    spec.check_length = Traits::dynamic && ctx.Options().debug != DebugLevel::none;
+    spec.payload.commutative = op_->commutative;
+    op_error_ = combine_error;
+    if (op_->direct && combine_error.empty()) {
+      spec.data = Traits::Data(source);
+      spec.payload.count = count;
+      spec.payload.elem_size = sizeof(E);
+      spec.payload.combine = op_->combine;
+      spec.payload.combine_state = op_.get();
+#if TRIBUTARY_HAVE_MPI
+      spec.payload.elem_type = MpiType<E>::Get();
+      spec.payload.op = op_->mpi_op;
+#endif
+      packed_active_ = false;
+    } else {
+      // User operators travel packed behind a header that carries a failure to every rank.
+      // A packed Reduce runs as an allreduce so that every rank learns of a failure.
+      if (spec.collective == Collective::reduce) spec.collective = Collective::allreduce;
+      layout_.segments.assign(1, PackedSegment{0, count, sizeof(E), op_->combine, op_.get()});
+      layout_.bytes = sizeof(PackedHeader) + count * sizeof(E);
+      layout_.rank = ctx.Rank();
+      layout_.error_text = &op_error_;
+      packed_.resize(layout_.bytes);
+      PackedHeader header;
+      if (!combine_error.empty()) header.error_rank = ctx.Rank();
+      std::memcpy(packed_.data(), &header, sizeof header);
+      if (count) std::memcpy(packed_.data() + sizeof header, Traits::Data(source), count * sizeof(E));
+      spec.data = packed_.data();
+      spec.packed = &layout_;
+      packed_active_ = true;
+    }
+    core_->Launch(spec);
+  }
+
+  void Finish() {
+    Context& ctx = *core_->Ctx();
+    const bool to_val = collective_ != Collective::reduce || ctx.Rank() == root_;
+    if (packed_active_) {
+      PackedHeader header;
+      std::memcpy(&header, packed_.data(), sizeof header);
+      if (header.error_rank >= 0) {
+        std::string msg = core_->Where() + ": the reduction operator threw on rank " +
+                          std::to_string(header.error_rank);
+        if (header.error_rank == ctx.Rank() && !op_error_.empty()) msg += ": " + op_error_;
+        throw RemoteError(header.error_rank, msg);
+      }
+      if (to_val) {
+        const std::size_t count = (layout_.bytes - sizeof(PackedHeader)) / sizeof(E);
+        if constexpr (Traits::dynamic) Traits::Resize(val, count);
+        if (count) std::memcpy(static_cast<void*>(Traits::Data(val)), packed_.data() + sizeof header,
+                               count * sizeof(E));
+      }
+      return;
+    }
+    if (collective_ == Collective::reduce && to_val) {
+      if constexpr (Traits::dynamic) Traits::Resize(val, Traits::Size(work_));
+      std::copy_n(Traits::Data(work_), Traits::Size(work_), Traits::Data(val));
+    }
+  }
+
+  void Abandon() {
+    // Missing lists count as neutral elements where the operator has one.
+    std::vector<int> missing = core_->MissingLists();
+    for (int i : missing) {
+      T& slot = slots_[static_cast<std::size_t>(i)].value;
+      if constexpr (Traits::dynamic) Traits::Resize(slot, Traits::Size(val));
+      try {
+        std::fill_n(Traits::Data(slot), Traits::Size(slot), op_->Identity());
+      } catch (...) {
+      }
+    }
+    for (int i : missing) core_->Arrive(i);
+    if (!missing.empty()) CombineAndLaunch();
+  }
+
+  static void FinishThunk(void* self) { static_cast<ReductionBase*>(self)->Finish(); }
+  static void AbandonThunk(void* self) { static_cast<ReductionBase*>(self)->Abandon(); }
+
+  std::unique_ptr<OpHolderBase<E>> op_;
+  // A wrapper keeps std::vector<bool>'s bit packing away from per-list slots.
+  struct Slot {
+    T value{};
+  };
+  std::vector<Slot> slots_;
+  T work_{};
+  std::vector<unsigned char> packed_;
+  PackedLayout layout_;
+  std::string op_error_;
+  Collective collective_ = Collective::allreduce;
+  int root_ = 0;
+  bool packed_active_ = false;
+};
+
+}  // namespace tributary::detail

@@ -1,0 +1,204 @@
+// The type-erased engine behind every reduction object: the state machine (idle,
+// collecting, in flight, done, failed), the generation counter, contribution counting, the
+// network phase and the error paths. The typed objects (AllReduce<T>, ...) own the values
+// and tell the core where the bytes are and how they combine.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tributary/config.hpp"
+#include "tributary/detail/schedule.hpp"
+#include "tributary/tasks/task_status.hpp"
+
+namespace tributary {
+class Context;
+
+namespace detail {
+
+/// The states of one reduction object.
+enum class Phase : std::uint8_t {
+  idle,        ///< Never started.
+  collecting,  ///< Armed: waiting for this rank's contributions.
+  in_flight,   ///< The network phase runs.
+  done,        ///< The result is in place; the next start is a new generation.
+  failed       ///< This generation failed; the next start is a new generation.
+};
+
+const char* ToString(Phase p) noexcept;
+
+/// One contiguous run of elements inside a packed message and how it combines.
+struct PackedSegment {
+  std::size_t offset = 0;  ///< Bytes from the start of the message (after the header).
+  std::size_t count = 0;   ///< Elements.
+  std::size_t elem_size = 0;
+  CombineFn combine = nullptr;
+  const void* state = nullptr;
+};
+
+/// The header every packed message starts with: the lowest rank where a user operator
+/// threw, or -1. It travels with the data, so every rank learns of the failure.
+struct alignas(16) PackedHeader {
+  std::int32_t error_rank = -1;
+  std::int32_t reserved = 0;
+};
+static_assert(sizeof(PackedHeader) == 16, "elements after the header stay 16-byte aligned");
+
+/// How a packed message combines: used by Tributary's own schedules (through
+/// PackedCombine) and by the generic MPI_Op of the MPI-library path.
+struct PackedLayout {
+  std::vector<PackedSegment> segments;
+  std::size_t bytes = 0;  ///< Header included.
+  int rank = 0;           ///< This rank, recorded in the header when a combine throws.
+  std::string* error_text = nullptr;  ///< Receives what() of the exception thrown here.
+};
+
+/// CombineFn for packed messages: `state` is a PackedLayout. Never throws.
+void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept;
+
+/// Where the network phase of one generation reads and writes.
+struct LaunchSpec {
+  Collective collective = Collective::allreduce;
+  int root = 0;
+  void* data = nullptr;
+  void* result = nullptr;
+  Payload payload;
+  /// Elements per rank of a variable-size value; with `check_length` the core first checks
+  /// that every rank has the same (DebugLevel::basic and above).
+  std::uint64_t length = 0;
+  bool check_length = false;
+  /// A packed message carries PackedHeader first (set when the layout is packed).
+  const PackedLayout* packed = nullptr;
+};
+
+/// Called when the network phase has completed on this rank; copies results out and may
+/// throw (a UsageError or RemoteError), which fails the generation.
+using FinishFn = void (*)(void* client);
+/// Called when a generation that is still collecting must fail (watchdog, a failure on
+/// another rank): the object launches its network phase with what it has, neutral elements
+/// for the missing contributions, so that the other ranks' requests complete; the result
+/// is discarded.
+using AbandonFn = void (*)(void* client);
+
+class ReductionCore {
+ public:
+  /// Registers an object of kind `what` (e.g. "AllReduce<double>") with `ctx`; takes one
+  /// communicator from the Context's pool.
+  ReductionCore(Context& ctx, std::string what, std::string label);
+  ~ReductionCore();
+  ReductionCore(const ReductionCore&) = delete;
+  ReductionCore& operator=(const ReductionCore&) = delete;
+
+  /// Starts a new generation expecting `expected` lists on this rank, each contributing
+  /// `per_list` times (a batch: once per member). Throws UsageError unless the object is
+  /// idle, done or failed.
+  void Arm(int expected, int per_list = 1);
+  /// Records the contribution of list `list_index`; returns true for the last one, whose
+  /// caller then combines and calls Launch. Throws UsageError for an index out of range, a
+  /// second contribution from one list, or a contribution while not collecting.
+  bool Arrive(int list_index);
+  /// Starts the network phase (collecting -> in flight).
+  void Launch(const LaunchSpec& spec);
+  /// Marks this generation failed on this rank without a network phase (used when the
+  /// object cannot take part); CheckReduce then throws `error`.
+  void FailLocally(const std::string& error);
+
+  /// The poll: complete once the result is in place; incomplete while collecting or in
+  /// flight. Throws UsageError before any start; rethrows the generation's error.
+  TaskStatus Check();
+  /// Advances the network phase without throwing (errors are kept for Check). Called by
+  /// Context::Progress. Returns true when the object is no longer in flight.
+  bool Advance() noexcept;
+
+  /// Who to call when the network phase completes.
+  void SetClient(void* client, FinishFn finish, AbandonFn abandon) noexcept {
+    client_ = client;
+    finish_ = finish;
+    abandon_ = abandon;
+  }
+  /// Fails the current generation (collecting or in flight) with `error` of the given kind
+  /// on this rank; a collecting object launches its network phase anyway (AbandonFn) and
+  /// the phase drains in the background. Returns false when there was nothing to fail.
+  bool FailGeneration(const std::string& error, bool remote, int origin) noexcept;
+  /// True while a network phase still runs (in flight, or a failed generation draining).
+  bool NetworkActive() const noexcept;
+
+  Phase State() const noexcept { return phase_.load(std::memory_order_acquire); }
+  std::uint64_t Generation() const noexcept { return generation_.load(std::memory_order_acquire); }
+  int Expected() const noexcept { return expected_; }
+  int Arrived() const noexcept { return arrived_.load(std::memory_order_acquire); }
+  /// List indices that have not contributed in this generation.
+  std::vector<int> MissingLists() const;
+  /// "AllReduce<double> 'dt' (object 3)".
+  std::string Name() const;
+  /// "AllReduce<double> 'dt' (object 3), generation 7, rank 1".
+  std::string Where() const;
+  /// A one-line status for the watchdog.
+  std::string Status() const;
+  int ObjectId() const noexcept { return id_; }
+  int Slot() const noexcept { return slot_; }
+  Context* Ctx() const noexcept { return ctx_; }
+  /// Seconds since this generation was armed.
+  double SecondsArmed() const noexcept;
+  /// Called by the Context when it is destroyed first: the object is then inert.
+  void Orphan() noexcept { ctx_ = nullptr; }
+
+#if TRIBUTARY_HAVE_MPI
+  /// A committed datatype of `bytes` bytes carrying `layout` as attribute for the generic
+  /// MPI_Op; cached across generations, freed with the object.
+  MPI_Datatype PackedType(const PackedLayout* layout);
+#endif
+
+ private:
+  enum class ErrorKind : std::uint8_t { none, usage, remote, mpi, watchdog };
+  void StartSchedule();
+  bool AdvanceLocked();
+  void Finish();
+  void SetError(ErrorKind kind, std::string text, int origin) noexcept;
+  [[noreturn]] void ThrowError() const;
+
+  Context* ctx_;
+  std::string what_;
+  std::string label_;
+  int id_ = -1;
+  int slot_ = -1;
+
+  std::atomic<Phase> phase_{Phase::idle};
+  std::atomic<std::uint64_t> generation_{0};
+  int expected_ = 0;
+  int per_list_ = 1;
+  std::atomic<int> arrived_{0};
+  std::unique_ptr<std::atomic<std::uint8_t>[]> arrived_flags_;
+  int flags_capacity_ = 0;
+  std::chrono::steady_clock::time_point armed_at_{};
+  std::atomic<std::uint64_t> last_poll_sweep_{0};
+
+  mutable std::mutex mutex_;
+  LaunchSpec spec_;
+  std::unique_ptr<Schedule> schedule_;
+  bool length_pending_ = false;
+  std::int64_t length_check_[2] = {0, 0};
+#if TRIBUTARY_HAVE_MPI
+  MPI_Request length_request_ = MPI_REQUEST_NULL;
+  MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
+  std::size_t packed_type_bytes_ = 0;
+#endif
+
+  ErrorKind error_kind_ = ErrorKind::none;
+  std::string error_;
+  int error_origin_ = -1;
+
+  bool draining_ = false;  // failed, but the network phase is still completing
+  void* client_ = nullptr;
+  FinishFn finish_ = nullptr;
+  AbandonFn abandon_ = nullptr;
+};
+
+}  // namespace detail
+}  // namespace tributary

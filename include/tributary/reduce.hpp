@@ -1,0 +1,36 @@
+// Reduce<T>: a non-blocking reduction whose result only the root receives.
+#pragma once
+
+#include <string>
+
+#include "tributary/detail/reduction_base.hpp"
+
+namespace tributary {
+
+/// A reusable non-blocking reduce of a value of type T to a root rank given at each start.
+/// After CheckReduce returns complete, `val` holds the result on the root; the other
+/// ranks' `val` is unchanged. See AllReduce for the two ways to use it.
+template <class T>
+class Reduce : public detail::ReductionBase<T> {
+  using Base = detail::ReductionBase<T>;
+
+ public:
+  explicit Reduce(Context& ctx, std::string label = {})
+      : Base(ctx, "Reduce<" + detail::TypeLabel<T>() + ">", std::move(label)) {}
+  Reduce(Reduce&&) = default;
+
+  /// Arms a new generation to `root` expecting `contributions` on this rank.
+  template <class Op>
+  void Expect(int contributions, int root, Op op) {
+    this->Arm(contributions, op, Collective::reduce, root);
+  }
+
+  /// Starts a new generation reducing `val` to `root` with `op`.
+  template <class Op>
+  TaskStatus StartReduce(int root, Op op) {
+    this->StartOnValue(op, Collective::reduce, root);
+    return TaskStatus::complete;
+  }
+};
+
+}  // namespace tributary

@@ -1,0 +1,277 @@
+#include "tributary/context.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "context_impl.hpp"
+#include "tributary/errors.hpp"
+
+namespace tributary {
+namespace detail {
+
+bool MpiFinalized() noexcept {
+#if TRIBUTARY_HAVE_MPI
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  return finalized != 0;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+void DefaultErrorHandler(int rank, const std::string& message) {
+  std::fprintf(stderr, "tributary: rank %d: %s\n", rank, message.c_str());
+  std::fflush(stderr);
+#if TRIBUTARY_HAVE_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized && !MpiFinalized()) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+  std::abort();
+}
+
+#if TRIBUTARY_HAVE_MPI
+MPI_Comm DupOwned(MPI_Comm comm, int* created) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  CheckMpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  CheckMpi(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  ++*created;
+  return dup;
+}
+#endif
+
+}  // namespace
+
+void ContextImpl::Register(ReductionCore* core, int* id, int* slot) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  auto free_slot = std::find(slot_used.begin(), slot_used.end(), 0);
+  if (free_slot == slot_used.end()) {
+    std::ostringstream msg;
+    msg << "rank " << rank << ": cannot create " << core->Name() << ": all "
+        << slot_used.size()
+        << " communicators of the Context's pool are taken by live reduction objects; "
+           "raise ContextOptions::communicator_pool";
+    throw UsageError(msg.str());
+  }
+  *free_slot = 1;
+  *slot = static_cast<int>(free_slot - slot_used.begin());
+  *id = next_object_id++;
+  objects.push_back(core);
+}
+
+void ContextImpl::Unregister(ReductionCore* core) noexcept {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  objects.erase(std::remove(objects.begin(), objects.end(), core), objects.end());
+  if (core->Slot() >= 0 && core->Slot() < static_cast<int>(slot_used.size()))
+    slot_used[static_cast<std::size_t>(core->Slot())] = 0;
+  for (auto it = watchdog.begin(); it != watchdog.end();)
+    it = it->first.first == core->ObjectId() ? watchdog.erase(it) : std::next(it);
+}
+
+int ContextImpl::TagFor(int slot, std::uint64_t generation) const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  const auto g = static_cast<int>(generation % static_cast<std::uint64_t>(generations_in_tag));
+  return (g * static_cast<int>(slot_used.size()) + slot) * kTagsPerSchedule;
+#else
+  (void)slot;
+  (void)generation;
+  return 0;
+#endif
+}
+
+void ContextImpl::CheckThread() const {
+#if TRIBUTARY_HAVE_MPI
+  if (thread_level >= MPI_THREAD_SERIALIZED) return;
+  if (std::this_thread::get_id() == owner_thread) return;
+  throw UsageError("rank " + std::to_string(rank) +
+                   ": a reduction was started or checked from a thread other than the one "
+                   "that created its Context, but MPI provides only " +
+                   (thread_level == MPI_THREAD_FUNNELED ? std::string("MPI_THREAD_FUNNELED")
+                                                        : std::string("MPI_THREAD_SINGLE")) +
+                   "; initialise MPI with MPI_THREAD_SERIALIZED or higher to poll from "
+                   "worker threads");
+#endif
+}
+
+void ContextImpl::HandleError(const std::string& message) noexcept {
+  try {
+    if (handler) {
+      handler(message);
+      return;
+    }
+  } catch (...) {
+  }
+  DefaultErrorHandler(rank, message);
+}
+
+void ContextImpl::FailAll(const std::string& text, bool remote, int origin) noexcept {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (ReductionCore* core : objects) core->FailGeneration(text, remote, origin);
+}
+
+}  // namespace detail
+
+Context::Context(ContextOptions options)
+#if TRIBUTARY_HAVE_MPI
+    : Context(MPI_COMM_WORLD, std::move(options)) {
+}
+#else
+    : impl_(std::make_unique<detail::ContextImpl>()) {
+  impl_->options = std::move(options);
+  impl_->handler = impl_->options.error_handler;
+  impl_->owner_thread = std::this_thread::get_id();
+  if (impl_->options.communicator_pool < 1)
+    throw UsageError("ContextOptions::communicator_pool must be at least 1");
+  impl_->slot_used.assign(static_cast<std::size_t>(impl_->options.communicator_pool), 0);
+}
+#endif
+
+#if TRIBUTARY_HAVE_MPI
+Context::Context(MPI_Comm comm, ContextOptions options)
+    : impl_(std::make_unique<detail::ContextImpl>()) {
+  auto& d = *impl_;
+  d.options = std::move(options);
+  d.handler = d.options.error_handler;
+  d.owner_thread = std::this_thread::get_id();
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized || detail::MpiFinalized())
+    throw UsageError("tributary::Context created outside MPI_Init .. MPI_Finalize");
+  if (d.options.communicator_pool < 1)
+    throw UsageError("ContextOptions::communicator_pool must be at least 1");
+  int inter = 0;
+  detail::CheckMpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  if (inter) throw UsageError("tributary::Context: intercommunicators are not supported");
+  detail::CheckMpi(MPI_Query_thread(&d.thread_level), "MPI_Query_thread");
+  d.user = comm;
+  detail::CheckMpi(MPI_Comm_rank(comm, &d.rank), "MPI_Comm_rank");
+  detail::CheckMpi(MPI_Comm_size(comm, &d.size), "MPI_Comm_size");
+  void* attr = nullptr;
+  int flag = 0;
+  detail::CheckMpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &attr, &flag), "MPI_Comm_get_attr");
+  if (flag && attr) d.tag_ub = *static_cast<int*>(attr);
+  const int pool = d.options.communicator_pool;
+  d.generations_in_tag = std::max(1, (d.tag_ub / detail::kTagsPerSchedule) / pool);
+  d.p2p = detail::DupOwned(comm, &d.comms_created);
+  d.ctrl = detail::DupOwned(comm, &d.comms_created);
+  d.pool.reserve(static_cast<std::size_t>(pool));
+  for (int i = 0; i < pool; ++i) d.pool.push_back(detail::DupOwned(comm, &d.comms_created));
+  d.slot_used.assign(static_cast<std::size_t>(pool), 0);
+}
+#endif
+
+Context::~Context() {
+  auto& d = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(d.registry_mutex);
+    if (!d.objects.empty()) {
+      std::string names;
+      const std::size_t count = d.objects.size();
+      for (auto* core : d.objects) {
+        names += "\n  " + core->Name();
+        core->Orphan();
+      }
+      d.objects.clear();
+      // Report without the lock: the handler may do anything.
+      d.registry_mutex.unlock();
+      d.HandleError("rank " + std::to_string(d.rank) + ": tributary::Context destroyed while " +
+                    std::to_string(count) +
+                    " reduction object(s) still exist; destroy them first:" + names);
+      d.registry_mutex.lock();
+    }
+  }
+#if TRIBUTARY_HAVE_MPI
+  if (detail::MpiFinalized()) {
+    d.HandleError("tributary::Context destroyed after MPI_Finalize; destroy it before "
+                  "finalising MPI so that its communicators can be freed");
+    return;
+  }
+  for (auto& send : d.ctrl_sends)
+    if (send->request != MPI_REQUEST_NULL) MPI_Request_free(&send->request);
+  d.ctrl_sends.clear();
+  for (auto& c : d.pool) MPI_Comm_free(&c);
+  if (d.p2p != MPI_COMM_NULL) MPI_Comm_free(&d.p2p);
+  if (d.ctrl != MPI_COMM_NULL) MPI_Comm_free(&d.ctrl);
+#endif
+}
+
+void Context::HandleError(const std::string& message) noexcept { impl_->HandleError(message); }
+
+int Context::Rank() const noexcept { return impl_->rank; }
+int Context::Size() const noexcept { return impl_->size; }
+const ContextOptions& Context::Options() const noexcept { return impl_->options; }
+int Context::CommunicatorsCreated() const noexcept { return impl_->comms_created; }
+
+int Context::LiveObjects() const noexcept {
+  std::lock_guard<std::mutex> lock(impl_->registry_mutex);
+  return static_cast<int>(impl_->objects.size());
+}
+
+#if TRIBUTARY_HAVE_MPI
+MPI_Comm Context::Comm() const noexcept { return impl_->user; }
+#endif
+
+void Context::Progress() {
+  auto& d = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(d.registry_mutex);
+    for (auto* core : d.objects)
+      if (core->NetworkActive()) core->Advance();
+  }
+#if TRIBUTARY_HAVE_MPI
+  if (d.size > 1) {
+    d.CheckThread();
+    std::string failure;
+    int origin = -1;
+    {
+      std::lock_guard<std::mutex> lock(d.registry_mutex);
+      std::lock_guard<std::mutex> mpi(d.mpi_mutex);
+      const bool was_failed = d.failed.load();
+      d.PollControl();
+      if (!was_failed && d.failed.load()) {
+        failure = d.failure_text;
+        origin = d.failure_origin;
+      }
+    }
+    if (origin >= 0) d.FailAll(failure, true, origin);
+    if (d.options.watchdog.count() > 0) d.RunWatchdog();
+  }
+#else
+  if (d.options.watchdog.count() > 0) d.RunWatchdog();
+#endif
+  if (d.failed.load() && d.failure_origin != d.rank)
+    throw RemoteError(d.failure_origin, d.failure_text);
+}
+
+void Context::ReportFailure(const std::string& message) {
+  auto& d = *impl_;
+  const std::string text = "rank " + std::to_string(d.rank) + " failed: " + message;
+  if (d.options.on_failure == FailurePolicy::abort) {
+    std::fprintf(stderr, "tributary: %s\n", text.c_str());
+    std::fflush(stderr);
+#if TRIBUTARY_HAVE_MPI
+    MPI_Abort(d.user, 1);
+#endif
+    std::abort();
+  }
+  {
+    std::lock_guard<std::mutex> lock(d.registry_mutex);
+    if (d.failed.exchange(true)) return;
+    d.failure_text = text;
+    d.failure_origin = d.rank;
+  }
+#if TRIBUTARY_HAVE_MPI
+  {
+    std::lock_guard<std::mutex> mpi(d.mpi_mutex);
+    for (int r = 0; r < d.size; ++r)
+      if (r != d.rank) d.SendControl(r, detail::kTagFailure, text);
+  }
+#endif
+  d.FailAll(text, false, d.rank);
+}
+
+}  // namespace tributary

@@ -1,0 +1,88 @@
+// The Context's private state, shared by the files of src/.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tributary/context.hpp"
+#include "tributary/detail/reduction_core.hpp"
+
+namespace tributary::detail {
+
+/// Control messages between the Contexts of different ranks (on the control communicator).
+enum ControlTag : int { kTagFailure = 1, kTagQuery = 2, kTagStatus = 3 };
+
+struct WatchdogQuery {
+  int object = -1;
+  std::uint64_t generation = 0;
+  std::chrono::steady_clock::time_point asked_at;
+  std::map<int, std::string> answers;  // rank -> status line
+  std::string mine;
+};
+
+struct ContextImpl {
+  ContextOptions options;
+  ErrorHandler handler;
+  int rank = 0;
+  int size = 1;
+  int comms_created = 0;
+  std::thread::id owner_thread;
+
+#if TRIBUTARY_HAVE_MPI
+  MPI_Comm user = MPI_COMM_NULL;
+  MPI_Comm p2p = MPI_COMM_NULL;   // Tributary's own schedules (tags per object+generation)
+  MPI_Comm ctrl = MPI_COMM_NULL;  // failure notices and watchdog queries
+  std::vector<MPI_Comm> pool;     // one per live object, for the MPI-library path
+  int thread_level = MPI_THREAD_SINGLE;
+  int tag_ub = 32767;
+  int generations_in_tag = 1;
+  struct PendingSend {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::string text;
+  };
+  std::vector<std::unique_ptr<PendingSend>> ctrl_sends;
+#endif
+
+  /// Serialises every MPI call Tributary makes (MPI_THREAD_SERIALIZED suffices).
+  std::mutex mpi_mutex;
+  /// Guards objects/slots and the control state.
+  std::mutex registry_mutex;
+  std::vector<ReductionCore*> objects;
+  std::vector<char> slot_used;
+  int next_object_id = 0;
+
+  std::atomic<bool> failed{false};  // a failure was reported here or by another rank
+  std::string failure_text;
+  int failure_origin = -1;
+
+  std::map<std::pair<int, std::uint64_t>, WatchdogQuery> watchdog;  // (object, generation)
+
+  /// Registers `core`: gives it an object id and a pool slot. Throws UsageError when the
+  /// pool is exhausted.
+  void Register(ReductionCore* core, int* id, int* slot);
+  void Unregister(ReductionCore* core) noexcept;
+  /// The tag base of a generation of the object in `slot` (own schedules).
+  int TagFor(int slot, std::uint64_t generation) const noexcept;
+  /// Throws UsageError when MPI may not be called from this thread.
+  void CheckThread() const;
+  /// Reports an error that cannot be thrown.
+  void HandleError(const std::string& message) noexcept;
+
+  // Control plane (context.cpp / watchdog.cpp).
+  void SendControl(int dest, int tag, std::string text);  // requires mpi_mutex
+  void PollControl();                                     // requires mpi_mutex
+  void RunWatchdog();
+  void FailAll(const std::string& text, bool remote, int origin) noexcept;
+};
+
+/// True once MPI_Finalize has been called (always false in the serial build).
+bool MpiFinalized() noexcept;
+
+}  // namespace tributary::detail

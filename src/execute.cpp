@@ -1,0 +1,32 @@
+// Context::Execute: runs a task collection with the Context's progress hook and applies
+// the failure policy. Kept apart so that the rest of the Context does not see the executors.
+#include "tributary/context.hpp"
+#include "tributary/errors.hpp"
+#include "tributary/tasks.hpp"
+
+namespace tributary {
+
+TaskStatus Context::Execute(TaskCollection& tasks, Executor& executor) {
+  executor.AddProgressHook([this] { Progress(); });
+  TaskStatus status = TaskStatus::fail;
+  try {
+    status = tasks.Execute(executor);
+  } catch (const RemoteError&) {
+    throw;  // another rank failed and already told everyone
+  } catch (const std::exception& e) {
+    ReportFailure(e.what());
+    throw;
+  }
+  if (status == TaskStatus::fail) {
+    const auto& report = executor.LastReport();
+    ReportFailure(report.message.empty() ? std::string("a task failed") : report.message);
+  }
+  return status;
+}
+
+TaskStatus Context::Execute(TaskCollection& tasks) {
+  SerialExecutor executor;
+  return Execute(tasks, executor);
+}
+
+}  // namespace tributary

@@ -1,0 +1,99 @@
+#include "mpi_registry.hpp"
+
+#if TRIBUTARY_HAVE_MPI
+
+#include <map>
+#include <mutex>
+
+#include "tributary/datatype.hpp"
+#include "tributary/detail/reduction_core.hpp"
+#include "tributary/errors.hpp"
+
+namespace tributary::detail {
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  bool hooked = false;
+  std::map<std::size_t, MPI_Datatype> byte_types;
+  MPI_Op ops[2] = {MPI_OP_NULL, MPI_OP_NULL};
+  int type_keyval = MPI_KEYVAL_INVALID;
+  int self_keyval = MPI_KEYVAL_INVALID;
+};
+
+// Deliberately leaked: its contents are released at MPI_Finalize, not at exit.
+Registry& TheRegistry() {
+  static Registry* registry = new Registry;
+  return *registry;
+}
+
+int OnSelfDelete(MPI_Comm, int, void*, void*) {
+  Registry& r = TheRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (auto& [bytes, type] : r.byte_types) MPI_Type_free(&type);
+  r.byte_types.clear();
+  for (auto& op : r.ops)
+    if (op != MPI_OP_NULL) MPI_Op_free(&op);
+  if (r.type_keyval != MPI_KEYVAL_INVALID) MPI_Type_free_keyval(&r.type_keyval);
+  r.hooked = false;
+  return MPI_SUCCESS;
+}
+
+// Called with the registry lock held.
+void EnsureHook(Registry& r) {
+  if (r.hooked) return;
+  CheckMpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, OnSelfDelete, &r.self_keyval, nullptr),
+           "MPI_Comm_create_keyval");
+  CheckMpi(MPI_Comm_set_attr(MPI_COMM_SELF, r.self_keyval, nullptr), "MPI_Comm_set_attr");
+  // The attribute stays until MPI_Finalize deletes it; the key itself may go now.
+  CheckMpi(MPI_Comm_free_keyval(&r.self_keyval), "MPI_Comm_free_keyval");
+  r.hooked = true;
+}
+
+void GenericOpFn(void* in, void* inout, int* len, MPI_Datatype* type) {
+  void* layout = nullptr;
+  int found = 0;
+  MPI_Type_get_attr(*type, TheRegistry().type_keyval, &layout, &found);
+  if (!found || layout == nullptr) return;  // not a Tributary datatype: nothing to combine
+  PackedCombine(layout, in, inout, static_cast<std::size_t>(*len));
+}
+
+}  // namespace
+
+MPI_Datatype ByteBlockType(std::size_t bytes) {
+  Registry& r = TheRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  EnsureHook(r);
+  auto it = r.byte_types.find(bytes);
+  if (it != r.byte_types.end()) return it->second;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  CheckMpi(MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &type), "MPI_Type_contiguous");
+  CheckMpi(MPI_Type_commit(&type), "MPI_Type_commit");
+  r.byte_types.emplace(bytes, type);
+  return type;
+}
+
+MPI_Op GenericMpiOp(bool commutative) {
+  Registry& r = TheRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  EnsureHook(r);
+  MPI_Op& op = r.ops[commutative ? 1 : 0];
+  if (op == MPI_OP_NULL)
+    CheckMpi(MPI_Op_create(&GenericOpFn, commutative ? 1 : 0, &op), "MPI_Op_create");
+  return op;
+}
+
+int PackedLayoutKeyval() {
+  Registry& r = TheRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  EnsureHook(r);
+  if (r.type_keyval == MPI_KEYVAL_INVALID)
+    CheckMpi(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &r.type_keyval,
+                                    nullptr),
+             "MPI_Type_create_keyval");
+  return r.type_keyval;
+}
+
+}  // namespace tributary::detail
+
+#endif  // TRIBUTARY_HAVE_MPI

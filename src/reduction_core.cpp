@@ -1,0 +1,402 @@
+#include "tributary/detail/reduction_core.hpp"
+
+#include <cstring>
+#include <sstream>
+
+#include "context_impl.hpp"
+#include "mpi_registry.hpp"
+#include "tributary/context.hpp"
+#include "tributary/errors.hpp"
+#include "tributary/tasks/sweep.hpp"
+
+namespace tributary::detail {
+
+const char* ToString(Phase p) noexcept {
+  switch (p) {
+    case Phase::idle: return "idle";
+    case Phase::collecting: return "collecting";
+    case Phase::in_flight: return "in flight";
+    case Phase::done: return "done";
+    case Phase::failed: return "failed";
+  }
+  return "unknown";
+}
+
+void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept {
+  const auto& layout = *static_cast<const PackedLayout*>(state);
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto* src = static_cast<const unsigned char*>(in) + k * layout.bytes;
+    auto* dst = static_cast<unsigned char*>(inout) + k * layout.bytes;
+    PackedHeader hin, hout;
+    std::memcpy(&hin, src, sizeof hin);
+    std::memcpy(&hout, dst, sizeof hout);
+    if (hin.error_rank >= 0 || hout.error_rank >= 0) {
+      // A failure upstream: keep the lowest failing rank, skip the combine.
+      if (hout.error_rank < 0 || (hin.error_rank >= 0 && hin.error_rank < hout.error_rank))
+        hout.error_rank = hin.error_rank;
+      std::memcpy(dst, &hout, sizeof hout);
+      continue;
+    }
+    try {
+      for (const auto& seg : layout.segments)
+        seg.combine(seg.state, src + sizeof(PackedHeader) + seg.offset,
+                    dst + sizeof(PackedHeader) + seg.offset, seg.count);
+    } catch (const std::exception& e) {
+      hout.error_rank = layout.rank;
+      if (layout.error_text) *layout.error_text = e.what();
+      std::memcpy(dst, &hout, sizeof hout);
+    } catch (...) {
+      hout.error_rank = layout.rank;
+      if (layout.error_text) *layout.error_text = "an exception not derived from std::exception";
+      std::memcpy(dst, &hout, sizeof hout);
+    }
+  }
+}
+
+ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
+    : ctx_(&ctx), what_(std::move(what)), label_(std::move(label)) {
+  ctx.Impl().Register(this, &id_, &slot_);
+}
+
+ReductionCore::~ReductionCore() {
+  if (!ctx_) return;  // the Context went first and has reported it
+  auto& impl = ctx_->Impl();
+  if (draining_) {
+    // A failed generation still completes its network phase; give it the watchdog time.
+    const auto limit = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           impl.options.watchdog.count() > 0 ? impl.options.watchdog
+                                                             : std::chrono::duration<double>(10));
+    while (draining_ && std::chrono::steady_clock::now() < limit) Advance();
+  }
+  if (NetworkActive()) {
+    impl.HandleError(Where() +
+                     ": destroyed while its network phase is in flight; wait until "
+                     "CheckReduce returns complete before destroying it");
+    schedule_.release();  // its requests may still write: never free them under MPI
+  }
+#if TRIBUTARY_HAVE_MPI
+  if (packed_type_ != MPI_DATATYPE_NULL) {
+    if (MpiFinalized())
+      impl.HandleError(Where() + ": destroyed after MPI_Finalize; destroy reductions first");
+    else
+      MPI_Type_free(&packed_type_);
+  }
+#endif
+  impl.Unregister(this);
+}
+
+std::string ReductionCore::Name() const {
+  std::string n = what_;
+  if (!label_.empty()) n += " '" + label_ + "'";
+  return n + " (object " + std::to_string(id_) + ")";
+}
+
+std::string ReductionCore::Where() const {
+  return Name() + ", generation " + std::to_string(Generation()) + ", rank " +
+         std::to_string(ctx_ ? ctx_->Rank() : -1);
+}
+
+std::vector<int> ReductionCore::MissingLists() const {
+  std::vector<int> missing;
+  if (State() != Phase::collecting) return missing;
+  for (int i = 0; i < expected_; ++i)
+    if (arrived_flags_[static_cast<std::size_t>(i)].load(std::memory_order_acquire) < per_list_)
+      missing.push_back(i);
+  return missing;
+}
+
+std::string ReductionCore::Status() const {
+  std::ostringstream s;
+  const Phase p = State();
+  s << "generation " << Generation() << " " << ToString(p);
+  if (p == Phase::collecting) {
+    s << ": " << (expected_ - static_cast<int>(MissingLists().size())) << " of " << expected_
+      << " lists contributed, missing lists:";
+    for (int i : MissingLists()) s << " " << i;
+  } else if (p == Phase::in_flight) {
+    s << " (all " << expected_ << " lists contributed; waiting for other ranks)";
+  }
+  return s.str();
+}
+
+double ReductionCore::SecondsArmed() const noexcept {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - armed_at_).count();
+}
+
+bool ReductionCore::NetworkActive() const noexcept {
+  return State() == Phase::in_flight || draining_;
+}
+
+void ReductionCore::Arm(int expected, int per_list) {
+  if (!ctx_) throw UsageError(Name() + ": its Context has been destroyed");
+  const Phase p = State();
+  if (p == Phase::collecting || p == Phase::in_flight)
+    throw UsageError(Where() + ": started again while the generation is still " + ToString(p) +
+                     "; wait until CheckReduce returns complete");
+  if (draining_) {
+    Advance();
+    if (draining_)
+      throw UsageError(Where() +
+                       ": started again while the network phase of its failed generation is "
+                       "still completing");
+  }
+  if (expected < 0)
+    throw UsageError(Where() + ": expected contributions must be >= 0, not " +
+                     std::to_string(expected));
+  auto& impl = ctx_->Impl();
+  if (impl.failed.load())
+    throw RemoteError(impl.failure_origin, "cannot start " + Name() + ": " + impl.failure_text);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++generation_;
+  expected_ = expected;
+  per_list_ = per_list;
+  if (expected > flags_capacity_) {
+    arrived_flags_ = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(expected));
+    flags_capacity_ = expected;
+  }
+  for (int i = 0; i < expected; ++i)
+    arrived_flags_[static_cast<std::size_t>(i)].store(0, std::memory_order_relaxed);
+  arrived_.store(0, std::memory_order_relaxed);
+  error_kind_ = ErrorKind::none;
+  error_.clear();
+  error_origin_ = -1;
+  armed_at_ = std::chrono::steady_clock::now();
+  last_poll_sweep_.store(0, std::memory_order_relaxed);
+  phase_.store(Phase::collecting, std::memory_order_release);
+}
+
+bool ReductionCore::Arrive(int list_index) {
+  const Phase p = State();
+  if (p != Phase::collecting) {
+    if (p == Phase::failed) ThrowError();
+    throw UsageError(Where() + ": list " + std::to_string(list_index) + " contributed while the " +
+                     "object is " + ToString(p) +
+                     (p == Phase::idle || p == Phase::done
+                          ? "; arm the generation first (Expect or StartReduce)"
+                          : ""));
+  }
+  if (list_index < 0 || list_index >= expected_)
+    throw UsageError(Where() + ": contribution from list index " + std::to_string(list_index) +
+                     " is out of range; this generation expects " + std::to_string(expected_) +
+                     " contribution(s), lists 0.." + std::to_string(expected_ - 1));
+  if (arrived_flags_[static_cast<std::size_t>(list_index)].fetch_add(1, std::memory_order_acq_rel) >=
+      per_list_)
+    throw UsageError(Where() + ": list " + std::to_string(list_index) +
+                     " contributed twice in one generation");
+  return arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == expected_ * per_list_;
+}
+
+void ReductionCore::Launch(const LaunchSpec& spec) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (State() != Phase::collecting)
+    throw UsageError(Where() + ": network phase launched while " + ToString(State()));
+  spec_ = spec;
+  auto& impl = ctx_->Impl();
+  if (impl.size == 1) {
+    phase_.store(Phase::in_flight, std::memory_order_release);
+    return;  // nothing to send: Check finishes at once
+  }
+#if TRIBUTARY_HAVE_MPI
+  impl.CheckThread();
+  std::lock_guard<std::mutex> mpi(impl.mpi_mutex);
+  try {
+    if (spec_.check_length) {
+      length_check_[0] = static_cast<std::int64_t>(spec_.length);
+      length_check_[1] = -static_cast<std::int64_t>(spec_.length);
+      CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, length_check_, 2, MPI_INT64_T, MPI_MAX,
+                              impl.pool[static_cast<std::size_t>(slot_)], &length_request_),
+               "MPI_Iallreduce");
+      length_pending_ = true;
+    } else {
+      StartSchedule();
+    }
+  } catch (const MpiError& e) {
+    SetError(ErrorKind::mpi, Where() + ": " + e.what(), impl.rank);
+    phase_.store(Phase::failed, std::memory_order_release);
+    throw;
+  } catch (const UsageError& e) {
+    SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
+    phase_.store(Phase::failed, std::memory_order_release);
+    throw UsageError(error_);
+  }
+#endif
+  phase_.store(Phase::in_flight, std::memory_order_release);
+}
+
+void ReductionCore::StartSchedule() {
+#if TRIBUTARY_HAVE_MPI
+  auto& impl = ctx_->Impl();
+  ScheduleArgs args;
+  args.collective = spec_.collective;
+  args.root = spec_.root;
+  args.data = spec_.data;
+  args.result = spec_.result;
+  args.payload = spec_.payload;
+  args.params = impl.options.schedule_params;
+  ScheduleKind kind = impl.options.allreduce_schedule;
+  if (spec_.collective == Collective::reduce) kind = impl.options.reduce_schedule;
+  if (spec_.collective == Collective::allgather) kind = impl.options.allgather_schedule;
+  if (spec_.packed) {
+    args.payload.count = 1;
+    args.payload.elem_size = spec_.packed->bytes;
+    args.payload.combine = &PackedCombine;
+    args.payload.combine_state = spec_.packed;
+    args.payload.elem_type = PackedType(spec_.packed);
+    args.payload.op = GenericMpiOp(args.payload.commutative);
+  }
+  args.comm = kind == ScheduleKind::mpi_library ? impl.pool[static_cast<std::size_t>(slot_)]
+                                                 : impl.p2p;
+  args.tag = impl.TagFor(slot_, Generation());
+  schedule_ = MakeSchedule(kind, args);
+  schedule_->Start();
+#endif
+}
+
+#if TRIBUTARY_HAVE_MPI
+MPI_Datatype ReductionCore::PackedType(const PackedLayout* layout) {
+  if (packed_type_ == MPI_DATATYPE_NULL || packed_type_bytes_ != layout->bytes) {
+    if (packed_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&packed_type_);
+    CheckMpi(MPI_Type_contiguous(static_cast<int>(layout->bytes), MPI_BYTE, &packed_type_),
+             "MPI_Type_contiguous");
+    CheckMpi(MPI_Type_commit(&packed_type_), "MPI_Type_commit");
+    packed_type_bytes_ = layout->bytes;
+  }
+  CheckMpi(MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), const_cast<PackedLayout*>(layout)),
+           "MPI_Type_set_attr");
+  return packed_type_;
+}
+#endif
+
+bool ReductionCore::AdvanceLocked() {
+  if (State() != Phase::in_flight && !draining_) return true;
+  bool network_done = true;
+#if TRIBUTARY_HAVE_MPI
+  auto& impl = ctx_->Impl();
+  if (impl.size > 1) {
+    impl.CheckThread();
+    std::lock_guard<std::mutex> mpi(impl.mpi_mutex);
+    if (length_pending_) {
+      int done = 0;
+      CheckMpi(MPI_Test(&length_request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (!done) return false;
+      length_pending_ = false;
+      const std::int64_t max = length_check_[0], min = -length_check_[1];
+      if (max != min) {
+        // Every rank sees the same max and min: all fail together, none starts the reduction.
+        SetError(ErrorKind::usage,
+                 Where() + ": value lengths differ across ranks: this rank has " +
+                     std::to_string(spec_.length) + " element(s); the ranks have between " +
+                     std::to_string(min) + " and " + std::to_string(max),
+                 impl.rank);
+        phase_.store(Phase::failed, std::memory_order_release);
+        draining_ = false;
+        return true;
+      }
+      StartSchedule();
+    }
+    network_done = !schedule_ || schedule_->Progress();
+  }
+#endif
+  if (!network_done) return false;
+  schedule_.reset();
+  if (draining_) {
+    draining_ = false;  // the failed generation's messages are all done; result discarded
+    return true;
+  }
+  Finish();
+  return true;
+}
+
+void ReductionCore::Finish() {
+  try {
+    if (finish_) finish_(client_);
+    phase_.store(Phase::done, std::memory_order_release);
+  } catch (const RemoteError& e) {
+    SetError(ErrorKind::remote, e.what(), e.origin_rank());
+    phase_.store(Phase::failed, std::memory_order_release);
+  } catch (const std::exception& e) {
+    SetError(ErrorKind::usage, e.what(), ctx_ ? ctx_->Rank() : -1);
+    phase_.store(Phase::failed, std::memory_order_release);
+  }
+}
+
+bool ReductionCore::Advance() noexcept {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock) return false;  // another thread is advancing it
+  try {
+    return AdvanceLocked();
+  } catch (const std::exception& e) {
+    SetError(ErrorKind::mpi, Where() + ": " + e.what(), ctx_ ? ctx_->Rank() : -1);
+    phase_.store(Phase::failed, std::memory_order_release);
+    return true;
+  }
+}
+
+TaskStatus ReductionCore::Check() {
+  const Phase p = State();
+  if (p == Phase::done) return TaskStatus::complete;
+  if (p == Phase::collecting) return TaskStatus::incomplete;
+  if (p == Phase::idle)
+    throw UsageError(Where() +
+                     ": CheckReduce called before any StartReduce/Expect; it would otherwise "
+                     "report a result that was never computed");
+  if (p == Phase::failed) {
+    if (draining_) Advance();
+    ThrowError();
+  }
+  // In flight: one real test per sweep; other lists polling in the same sweep see the flag.
+  const std::uint64_t sweep = CurrentSweep();
+  if (sweep != 0 && last_poll_sweep_.load(std::memory_order_relaxed) == sweep)
+    return TaskStatus::incomplete;
+  last_poll_sweep_.store(sweep, std::memory_order_relaxed);
+  Advance();
+  const Phase now = State();
+  if (now == Phase::done) return TaskStatus::complete;
+  if (now == Phase::failed) ThrowError();
+  return TaskStatus::incomplete;
+}
+
+void ReductionCore::SetError(ErrorKind kind, std::string text, int origin) noexcept {
+  error_kind_ = kind;
+  error_ = std::move(text);
+  error_origin_ = origin;
+}
+
+void ReductionCore::ThrowError() const {
+  switch (error_kind_) {
+    case ErrorKind::remote: throw RemoteError(error_origin_, error_);
+    case ErrorKind::mpi: throw MpiError(0, error_);
+    case ErrorKind::watchdog: throw RemoteError(error_origin_, error_);
+    case ErrorKind::usage:
+    case ErrorKind::none: break;
+  }
+  throw UsageError(error_.empty() ? Where() + ": failed" : error_);
+}
+
+void ReductionCore::FailLocally(const std::string& error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SetError(ErrorKind::usage, error, ctx_ ? ctx_->Rank() : -1);
+  phase_.store(Phase::failed, std::memory_order_release);
+}
+
+bool ReductionCore::FailGeneration(const std::string& error, bool remote, int origin) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Phase p = State();
+  if (p != Phase::collecting && p != Phase::in_flight) return false;
+  if (p == Phase::collecting && abandon_) {
+    // Launch with what has arrived so that the other ranks' requests complete.
+    mutex_.unlock();
+    try {
+      abandon_(client_);
+    } catch (...) {
+    }
+    mutex_.lock();
+  }
+  draining_ = State() == Phase::in_flight;
+  SetError(remote ? ErrorKind::remote : ErrorKind::watchdog, error, origin);
+  phase_.store(Phase::failed, std::memory_order_release);
+  return true;
+}
+
+}  // namespace tributary::detail

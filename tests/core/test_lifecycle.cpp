@@ -1,0 +1,345 @@
+// The state machine of reduction objects and the clear errors of misuse, at every rank
+// count: check before start, second start in flight, contributions out of range or
+// repeated, lengths that differ across ranks, user operators that throw, reuse over many
+// generations, moves.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mpi_test.hpp"
+#include "tributary/tributary.hpp"
+
+namespace {
+
+using tributary::TaskStatus;
+using tributary::UsageError;
+using tributary::detail::Phase;
+using tributary::testing::Rank;
+using tributary::testing::Size;
+
+template <class R>
+void Wait(R& r) {
+  while (r.CheckReduce() != TaskStatus::complete) {
+  }
+}
+
+// Runs `f` and returns the message of the exception of type E it throws ("" if none).
+template <class E, class F>
+std::string MessageOf(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(Lifecycle, CheckBeforeStartIsAnErrorNotComplete) {
+  tributary::Context ctx;
+  tributary::AllReduce<double> r(ctx, "dt");
+  EXPECT_EQ(r.State(), Phase::idle);
+  const std::string msg = MessageOf<UsageError>([&] { r.CheckReduce(); });
+  TRIBUTARY_EXPECT_ALL(Contains(msg, "before any StartReduce") && Contains(msg, "'dt'") &&
+                       Contains(msg, "rank " + std::to_string(Rank())) &&
+                       Contains(msg, "generation 0"));
+}
+
+TEST(Lifecycle, SecondStartWhileNotDoneIsAnError) {
+  tributary::Context ctx;
+  tributary::AllReduce<int> r(ctx, "count");
+  r.val = 1;
+  r.StartReduce(tributary::Sum{});
+  const std::string msg = MessageOf<UsageError>([&] { r.StartReduce(tributary::Sum{}); });
+  TRIBUTARY_EXPECT_ALL(Contains(msg, "started again") && Contains(msg, "generation 1"));
+  Wait(r);
+  TRIBUTARY_EXPECT_ALL(r.val == Size());
+  // Collecting counts as not done too.
+  r.Expect(2, tributary::Sum{});
+  const std::string msg2 = MessageOf<UsageError>([&] { r.Expect(2, tributary::Sum{}); });
+  TRIBUTARY_EXPECT_ALL(Contains(msg2, "collecting"));
+  r.Contribute(0, 1);
+  r.Contribute(1, 2);
+  Wait(r);
+  TRIBUTARY_EXPECT_ALL(r.val == 3 * Size());
+}
+
+TEST(Lifecycle, ContributionOutOfRangeOrTwiceIsAnError) {
+  tributary::Context ctx;
+  tributary::AllReduce<int> r(ctx, "n");
+  r.Expect(3, tributary::Max{});
+  const std::string out = MessageOf<UsageError>([&] { r.Contribute(3, 5); });
+  const std::string neg = MessageOf<UsageError>([&] { r.Contribute(-1, 5); });
+  r.Contribute(1, 5);
+  const std::string twice = MessageOf<UsageError>([&] { r.Contribute(1, 6); });
+  TRIBUTARY_EXPECT_ALL(Contains(out, "list index 3 is out of range") && Contains(out, "0..2"));
+  TRIBUTARY_EXPECT_ALL(Contains(neg, "list index -1"));
+  TRIBUTARY_EXPECT_ALL(Contains(twice, "list 1 contributed twice"));
+  r.Contribute(0, 1);
+  r.Contribute(2, 9);
+  Wait(r);
+  TRIBUTARY_EXPECT_ALL(r.val == 9);
+  const std::string late = MessageOf<UsageError>([&] { r.Contribute(0, 1); });
+  TRIBUTARY_EXPECT_ALL(Contains(late, "contributed while the object is done"));
+}
+
+// 2x2 integer matrices: their product does not commute, so it shows the combine order.
+struct Mat {
+  long a, b, c, d;
+  bool operator==(const Mat& o) const { return a == o.a && b == o.b && c == o.c && d == o.d; }
+};
+struct MatMul {
+  static constexpr bool commutative = false;
+  static Mat identity() { return {1, 0, 0, 1}; }
+  void operator()(const Mat& x, Mat& y) const {
+    y = Mat{x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
+            x.c * y.b + x.d * y.d};
+  }
+};
+Mat ListMatrix(int rank, int list) {
+  const long k = 3 * rank + list + 1;
+  return list % 2 ? Mat{1, k, 0, 1} : Mat{1, 0, k, 1};
+}
+
+TEST(Lifecycle, RegionalCombineIsInListOrderWhateverTheArrivalOrder) {
+  tributary::Context ctx;
+  Mat expect = MatMul::identity();
+  for (int q = 0; q < Size(); ++q)
+    for (int i = 0; i < 3; ++i) {
+      Mat m = ListMatrix(q, i);
+      MatMul{}(expect, m);
+      expect = m;
+    }
+  tributary::AllReduce<Mat> r(ctx);
+  const int orders[3][3] = {{0, 1, 2}, {2, 1, 0}, {1, 2, 0}};
+  for (int k = 0; k < 3; ++k) {
+    r.Expect(3, MatMul{});
+    const auto& order = orders[(k + Rank()) % 3];  // a different arrival order on each rank
+    for (int i : order) r.Contribute(i, ListMatrix(Rank(), i));
+    Wait(r);
+    TRIBUTARY_EXPECT_ALL(r.val == expect);
+  }
+}
+
+TEST(Lifecycle, ZeroContributionsUseTheNeutralElement) {
+  tributary::Context ctx;
+  tributary::AllReduce<double> mn(ctx);
+  tributary::AllReduce<std::vector<long>> sum(ctx);
+  // Odd ranks have no lists at all.
+  const int lists = Rank() % 2 ? 0 : 2;
+  mn.Expect(lists, tributary::Min{});
+  sum.val.assign(3, -1);  // the length a rank without lists reduces with
+  sum.Expect(lists, tributary::Sum{});
+  for (int i = 0; i < lists; ++i) {
+    mn.Contribute(i, 5.0 + Rank() + i);
+    sum.Contribute(i, std::vector<long>{1, 2, 3});
+  }
+  Wait(mn);
+  Wait(sum);
+  const long even = (Size() + 1) / 2;
+  TRIBUTARY_EXPECT_ALL(mn.val == 5.0);
+  TRIBUTARY_EXPECT_ALL((sum.val == std::vector<long>{2 * even, 4 * even, 6 * even}));
+}
+
+TEST(Lifecycle, ContributionCountMayChangeEveryGeneration) {
+  tributary::Context ctx;
+  tributary::AllReduce<long> r(ctx);
+  for (int g = 0; g < 20; ++g) {
+    const int lists = (g + Rank()) % 4;  // 0..3, different on every rank (AMR)
+    r.Expect(lists, tributary::Sum{});
+    for (int i = lists - 1; i >= 0; --i) r.Contribute(i, 1);
+    Wait(r);
+    long expect = 0;
+    for (int q = 0; q < Size(); ++q) expect += (g + q) % 4;
+    TRIBUTARY_EXPECT_ALL(r.val == expect);
+  }
+  EXPECT_EQ(r.Generation(), 20u);
+}
+
+TEST(Lifecycle, VectorsOfDifferentLengthsAcrossRanksFailOnEveryRank) {
+  tributary::Context ctx;
+  tributary::AllReduce<std::vector<double>> v(ctx, "norms");
+  v.val.assign(static_cast<std::size_t>(3 + Rank()), 1.0);
+  v.StartReduce(tributary::Sum{});
+  const std::string msg = MessageOf<UsageError>([&] { Wait(v); });
+  if (Size() > 1) {
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "lengths differ across ranks") &&
+                         Contains(msg, "'norms'") &&
+                         Contains(msg, "between 3 and " + std::to_string(2 + Size())));
+    EXPECT_EQ(v.State(), Phase::failed);
+  } else {
+    TRIBUTARY_EXPECT_ALL(msg.empty() && v.val.size() == 3u);
+  }
+  // The object is usable again.
+  v.val.assign(2, 1.0);
+  v.StartReduce(tributary::Sum{});
+  Wait(v);
+  TRIBUTARY_EXPECT_ALL((v.val == std::vector<double>{1.0 * Size(), 1.0 * Size()}));
+}
+
+TEST(Lifecycle, ListsContributingDifferentLengthsIsAnError) {
+  tributary::Context ctx;
+  tributary::AllReduce<std::vector<int>> v(ctx);
+  v.Expect(2, tributary::Sum{});
+  v.Contribute(0, {1, 2});
+  const std::string msg = MessageOf<UsageError>([&] { v.Contribute(1, {1, 2, 3}); });
+  TRIBUTARY_EXPECT_ALL(Contains(msg, "different lengths"));
+}
+
+TEST(Lifecycle, UserOperatorThatThrowsFailsOnEveryRankNamingTheRank) {
+  tributary::Context ctx;
+  // The value 666 poisons every combine it takes part in; only the last rank contributes it.
+  auto picky = tributary::MakeOp<tributary::Commutes::yes>(
+      [](const int& in, int& inout) {
+        if (in == 666 || inout == 666) throw std::runtime_error("operator refuses 666");
+        inout += in;
+      },
+      0);
+  const int bad = Size() - 1;
+  tributary::AllReduce<int> r(ctx, "picky");
+  r.val = Rank() == bad ? 666 : 1;
+  r.StartReduce(picky);
+  std::string msg = MessageOf<tributary::RemoteError>([&] { Wait(r); });
+  if (Size() > 1) {
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "threw on rank"));
+  } else {
+    TRIBUTARY_EXPECT_ALL(msg.empty());  // one rank: no combine happens at all
+  }
+  // In the regional combine the throwing rank is known exactly.
+  r.Expect(2, picky);
+  r.Contribute(0, 1);
+  r.Contribute(1, Rank() == bad ? 666 : 2);
+  msg = MessageOf<tributary::RemoteError>([&] { Wait(r); });
+  TRIBUTARY_EXPECT_ALL(Contains(msg, "threw on rank " + std::to_string(bad)));
+  if (Rank() == bad) EXPECT_TRUE(Contains(msg, "operator refuses 666")) << msg;
+  // And the object works again afterwards.
+  r.val = 1;
+  r.StartReduce(picky);
+  Wait(r);
+  TRIBUTARY_EXPECT_ALL(r.val == Size());
+}
+
+TEST(Lifecycle, RootOutOfRangeIsAnError) {
+  tributary::Context ctx;
+  tributary::Reduce<double> r(ctx);
+  const std::string msg = MessageOf<UsageError>([&] { r.StartReduce(Size(), tributary::Sum{}); });
+  TRIBUTARY_EXPECT_ALL(Contains(msg, "root " + std::to_string(Size()) + " is not a rank"));
+}
+
+TEST(Lifecycle, ObjectsAreMovableWhenNotInFlight) {
+  tributary::Context ctx;
+  tributary::AllReduce<double> a(ctx, "moved");
+  a.val = 1.0;
+  a.StartReduce(tributary::Sum{});
+  Wait(a);
+  tributary::AllReduce<double> b(std::move(a));
+  b.val = 2.0;
+  b.StartReduce(tributary::Sum{});
+  Wait(b);
+  TRIBUTARY_EXPECT_ALL(b.val == 2.0 * Size() && b.Generation() == 2u);
+  std::vector<tributary::AllReduce<int>> many;
+  for (int i = 0; i < 4; ++i) many.emplace_back(ctx);
+  for (auto& m : many) {
+    m.val = 1;
+    m.StartReduce(tributary::Sum{});
+  }
+  for (auto& m : many) Wait(m);
+  bool ok = true;
+  for (auto& m : many) ok = ok && m.val == Size();
+  TRIBUTARY_EXPECT_ALL(ok);
+}
+
+TEST(Lifecycle, PoolExhaustionIsAClearError) {
+  tributary::ContextOptions options;
+  options.communicator_pool = 2;
+  tributary::Context ctx(options);
+  tributary::AllReduce<int> a(ctx), b(ctx);
+  const std::string msg = MessageOf<UsageError>([&] { tributary::AllReduce<int> c(ctx, "third"); });
+  TRIBUTARY_EXPECT_ALL(Contains(msg, "'third'") && Contains(msg, "communicator_pool"));
+}
+
+TEST(Lifecycle, ContextDestroyedBeforeItsObjectsGoesToTheHandler) {
+  std::vector<std::string> reported;
+  tributary::ContextOptions options;
+  options.error_handler = [&](const std::string& m) { reported.push_back(m); };
+  auto ctx = std::make_unique<tributary::Context>(options);
+  auto r = std::make_unique<tributary::AllReduce<int>>(*ctx, "survivor");
+  ctx.reset();
+  TRIBUTARY_EXPECT_ALL(reported.size() == 1u && Contains(reported[0], "'survivor'") &&
+                       Contains(reported[0], "destroy them first"));
+  const std::string msg = MessageOf<UsageError>([&] { r->StartReduce(tributary::Sum{}); });
+  TRIBUTARY_EXPECT_ALL(Contains(msg, "Context has been destroyed"));
+  r.reset();  // inert: nothing reported, nothing freed twice
+  TRIBUTARY_EXPECT_ALL(reported.size() == 1u);
+}
+
+TEST(Lifecycle, BatchOfMixedTypesAndOperatorsTravelsAsOne) {
+  tributary::Context ctx;
+  tributary::Batch step(ctx, "step");
+  auto& dt = step.Add<double>(tributary::Min{}, "dt");
+  auto& mass = step.Add<double>(tributary::Sum{}, "mass");
+  auto& cells = step.Add<long>(tributary::Max{}, "cells");
+  auto& where = step.Add<tributary::ValueLoc<float>>(tributary::MinLoc{}, "where");
+  auto& flags = step.Add<std::array<std::uint8_t, 3>>(tributary::BOr{}, "flags");
+  EXPECT_EQ(step.Size(), 5u);
+  for (int g = 0; g < 3; ++g) {
+    const int lists = (Rank() + g) % 3;  // some ranks have no lists
+    step.Expect(lists);
+    for (int i = lists - 1; i >= 0; --i) {
+      dt.Contribute(i, 0.5 + Rank() + i);
+      mass.Contribute(i, 1.25);
+      cells.Contribute(i, 100L * Rank() + i);
+      where.Contribute(i, {float(Rank() % 2), Rank() * 10 + i});
+      flags.Contribute(i, {std::uint8_t(1 << i), 0, std::uint8_t(Rank())});
+    }
+    Wait(step);
+    double dt_ref = tributary::Min::Identity<double>(), mass_ref = 0;
+    long cells_ref = tributary::Max::Identity<long>();
+    tributary::ValueLoc<float> where_ref = tributary::MinLoc::Identity<tributary::ValueLoc<float>>();
+    std::uint8_t f0 = 0, f2 = 0;
+    for (int q = 0; q < Size(); ++q) {
+      const int nl = (q + g) % 3;
+      for (int i = 0; i < nl; ++i) {
+        dt_ref = std::min(dt_ref, 0.5 + q + i);
+        mass_ref += 1.25;
+        cells_ref = std::max(cells_ref, 100L * q + i);
+        tributary::ValueLoc<float> w{float(q % 2), q * 10 + i};
+        tributary::MinLoc{}(w, where_ref);
+        f0 = std::uint8_t(f0 | (1 << i));
+        f2 = std::uint8_t(f2 | q);
+      }
+    }
+    TRIBUTARY_EXPECT_ALL(dt.val == dt_ref && mass.val == mass_ref && cells.val == cells_ref);
+    TRIBUTARY_EXPECT_ALL(where.val == where_ref);
+    TRIBUTARY_EXPECT_ALL(flags.val[0] == f0 && flags.val[1] == 0 && flags.val[2] == f2);
+    EXPECT_EQ(dt.CheckReduce(), TaskStatus::complete);
+  }
+  // Hand-wired start of the same batch.
+  dt.val = 1.0 + Rank();
+  mass.val = 2.0;
+  cells.val = Rank();
+  where.val = {1.0f, Rank()};
+  flags.val = {1, 2, 4};
+  step.StartReduce();
+  Wait(step);
+  TRIBUTARY_EXPECT_ALL(dt.val == 1.0 && mass.val == 2.0 * Size() && cells.val == Size() - 1 &&
+                       where.val.index == 0 && flags.val[2] == 4);
+  const std::string twice = MessageOf<UsageError>([&] {
+    step.Expect(1);
+    dt.Contribute(0, 1.0);
+    dt.Contribute(0, 1.0);
+  });
+  TRIBUTARY_EXPECT_ALL(Contains(twice, "member 'dt': list 0 contributed twice"));
+  mass.Contribute(0, 1.0);
+  cells.Contribute(0, 1);
+  where.Contribute(0, {1.0f, 1});
+  flags.Contribute(0, {0, 0, 0});
+  Wait(step);
+}
+
+}  // namespace
