@@ -93,8 +93,9 @@ TEST(Failures, AFailedTaskOnOneRankFailsTheOthersInsteadOfHangingThem) {
     status = TaskStatus::fail;
   }
   TRIBUTARY_EXPECT_ALL(status == TaskStatus::fail);
-  if (Rank() != bad)
+  if (Rank() != bad) {
     EXPECT_TRUE(Contains(message, "rank " + std::to_string(bad) + " failed")) << message;
+  }
   Drain(ctx, r);
   TRIBUTARY_EXPECT_ALL(!r.InFlight());
 }

@@ -85,6 +85,7 @@ class ReductionBase {
     core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk);
   }
   ~ReductionBase() {
+#if TRIBUTARY_HAVE_KOKKOS
     if constexpr (IsKokkosView<T>::value) {
       if (!Kokkos::is_initialized() && val.use_count() > 0 && core_->Ctx()) {
         ReportAfterFinalize();
@@ -92,6 +93,7 @@ class ReductionBase {
         new T(std::move(val));
       }
     }
+#endif
   }
   ReductionBase(ReductionBase&& other)
       : val(std::move(other.val)),
