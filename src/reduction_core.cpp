@@ -201,10 +201,15 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   impl.CheckThread();
   std::lock_guard<std::mutex> mpi(impl.mpi_mutex);
   try {
-    if (spec_.check_length) {
+    if (spec_.check_length || spec_.signature != 0) {
+      // One small allreduce of {n, -n, s, -s} with MAX gives every rank max and min of the
+      // lengths and of the signatures.
+      const auto sig = static_cast<std::int64_t>(spec_.signature >> 1);
       length_check_[0] = static_cast<std::int64_t>(spec_.length);
       length_check_[1] = -static_cast<std::int64_t>(spec_.length);
-      CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, length_check_, 2, MPI_INT64_T, MPI_MAX,
+      length_check_[2] = sig;
+      length_check_[3] = -sig;
+      CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, length_check_, 4, MPI_INT64_T, MPI_MAX,
                               impl.pool[static_cast<std::size_t>(slot_)], &length_request_),
                "MPI_Iallreduce");
       length_pending_ = true;
@@ -282,6 +287,14 @@ bool ReductionCore::AdvanceLocked() {
       if (!done) return false;
       length_pending_ = false;
       const std::int64_t max = length_check_[0], min = -length_check_[1];
+      if (length_check_[2] != -length_check_[3]) {
+        SetError(ErrorKind::usage,
+                 Where() + ": the ranks started this generation with different operators, "
+                           "collectives or roots (checked at DebugLevel::full)",
+                 impl.rank);
+        phase_.store(Phase::failed, std::memory_order_release);
+        return true;
+      }
       if (max != min) {
         // Every rank sees the same max and min: all fail together, none starts the reduction.
         SetError(ErrorKind::usage,
@@ -290,7 +303,6 @@ bool ReductionCore::AdvanceLocked() {
                      std::to_string(min) + " and " + std::to_string(max),
                  impl.rank);
         phase_.store(Phase::failed, std::memory_order_release);
-        draining_ = false;
         return true;
       }
       StartSchedule();

@@ -182,6 +182,27 @@ TEST(Lifecycle, VectorsOfDifferentLengthsAcrossRanksFailOnEveryRank) {
   TRIBUTARY_EXPECT_ALL((v.val == std::vector<double>{1.0 * Size(), 1.0 * Size()}));
 }
 
+TEST(Lifecycle, FullDebugLevelCatchesDifferentOperatorsAcrossRanks) {
+  tributary::ContextOptions options;
+  options.debug = tributary::DebugLevel::full;
+  tributary::Context ctx(options);
+  tributary::AllReduce<double> r(ctx, "mixed");
+  r.val = 1.0;
+  if (Rank() == 0)
+    r.StartReduce(tributary::Sum{});
+  else
+    r.StartReduce(tributary::Max{});
+  const std::string msg = MessageOf<UsageError>([&] { Wait(r); });
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "different operators, collectives or roots"));
+  else
+    TRIBUTARY_EXPECT_ALL(msg.empty() && r.val == 1.0);
+  r.val = 2.0;
+  r.StartReduce(tributary::Sum{});
+  Wait(r);
+  TRIBUTARY_EXPECT_ALL(r.val == 2.0 * Size());
+}
+
 TEST(Lifecycle, ListsContributingDifferentLengthsIsAnError) {
   tributary::Context ctx;
   tributary::AllReduce<std::vector<int>> v(ctx);
@@ -216,7 +237,9 @@ TEST(Lifecycle, UserOperatorThatThrowsFailsOnEveryRankNamingTheRank) {
   r.Contribute(1, Rank() == bad ? 666 : 2);
   msg = MessageOf<tributary::RemoteError>([&] { Wait(r); });
   TRIBUTARY_EXPECT_ALL(Contains(msg, "threw on rank " + std::to_string(bad)));
-  if (Rank() == bad) EXPECT_TRUE(Contains(msg, "operator refuses 666")) << msg;
+  if (Rank() == bad) {
+    EXPECT_TRUE(Contains(msg, "operator refuses 666")) << msg;
+  }
   // And the object works again afterwards.
   r.val = 1;
   r.StartReduce(picky);

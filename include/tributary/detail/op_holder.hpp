@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <typeinfo>
 
@@ -49,6 +50,12 @@ class OpHolderBase {
   virtual E Identity() const = 0;
   /// Identifies the operator's C++ type, to reuse the holder across generations.
   virtual const std::type_info& Type() const noexcept = 0;
+  /// A hash of the operator's type name, equal on every rank (FNV-1a).
+  std::uint64_t Signature() const noexcept {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const char* c = Type().name(); *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    return h | 1u;
+  }
 
   bool commutative = true;
   /// True when the message can go to MPI as predefined elements with a builtin MPI_Op.

@@ -221,6 +221,9 @@ class ReductionBase {
     const std::size_t count = Traits::Size(source);
     spec.length = count;
     spec.check_length = Traits::dynamic && ctx.Options().debug != DebugLevel::none;
+    if (ctx.Options().debug == DebugLevel::full)
+      spec.signature = (op_->Signature() * 31 + static_cast<std::uint64_t>(collective_)) * 131 +
+                       static_cast<std::uint64_t>(root_);
     spec.payload.commutative = op_->commutative;
     op_error_ = combine_error;
     if (op_->direct && combine_error.empty()) {

@@ -73,6 +73,9 @@ struct LaunchSpec {
   /// that every rank has the same (DebugLevel::basic and above).
   std::uint64_t length = 0;
   bool check_length = false;
+  /// What every rank must agree on at DebugLevel::full: the operator's type, the collective
+  /// and the root, hashed. Zero: not checked.
+  std::uint64_t signature = 0;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
 };
@@ -183,7 +186,7 @@ class ReductionCore {
   LaunchSpec spec_;
   std::unique_ptr<Schedule> schedule_;
   bool length_pending_ = false;
-  std::int64_t length_check_[2] = {0, 0};
+  std::int64_t length_check_[4] = {0, 0, 0, 0};
 #if TRIBUTARY_HAVE_MPI
   MPI_Request length_request_ = MPI_REQUEST_NULL;
   MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
