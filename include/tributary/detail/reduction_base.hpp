@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -27,18 +28,43 @@ template <class D, class... P>
 struct IsKokkosView<Kokkos::View<D, P...>> : std::true_type {};
 #endif
 
-/// A short name of T for messages.
+template <class T>
+struct TypeName {
+  static std::string Get() {
+    if constexpr (std::is_same_v<T, double>) return "double";
+    else if constexpr (std::is_same_v<T, float>) return "float";
+    else if constexpr (std::is_same_v<T, long double>) return "long double";
+    else if constexpr (std::is_same_v<T, bool>) return "bool";
+    else if constexpr (std::is_integral_v<T>)
+      return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(8 * sizeof(T));
+    else return "T";
+  }
+};
+template <class E>
+struct TypeName<std::vector<E>> {
+  static std::string Get() { return "std::vector<" + TypeName<E>::Get() + ">"; }
+};
+template <class E, std::size_t N>
+struct TypeName<std::array<E, N>> {
+  static std::string Get() {
+    return "std::array<" + TypeName<E>::Get() + ", " + std::to_string(N) + ">";
+  }
+};
+template <class E, std::size_t N>
+struct TypeName<E[N]> {
+  static std::string Get() { return TypeName<E>::Get() + "[" + std::to_string(N) + "]"; }
+};
+#if TRIBUTARY_HAVE_KOKKOS
+template <class D, class... P>
+struct TypeName<Kokkos::View<D, P...>> {
+  static std::string Get() { return "Kokkos::View"; }
+};
+#endif
+
+/// A short name of T for messages ("double", "std::vector<int32>", "T" for user types).
 template <class T>
 std::string TypeLabel() {
-  if constexpr (std::is_same_v<T, double>) return "double";
-  else if constexpr (std::is_same_v<T, float>) return "float";
-  else if constexpr (std::is_same_v<T, int>) return "int";
-  else if constexpr (std::is_same_v<T, long>) return "long";
-  else if constexpr (std::is_same_v<T, long long>) return "long long";
-  else if constexpr (std::is_same_v<T, unsigned long>) return "unsigned long";
-  else if constexpr (std::is_same_v<T, bool>) return "bool";
-  else if constexpr (IsKokkosView<T>::value) return "Kokkos::View";
-  else return "T";
+  return TypeName<T>::Get();
 }
 
 template <class T>
