@@ -108,16 +108,17 @@ TEST(Regional, HandWiredPatternWithRegionalDependencies) {
       return TaskStatus::complete;
     });
     region.AddRegionalDependencies("accumulate", i, acc);
-    TaskID start = acc;
-    if (i == 0) start = tl.AddTask(acc, [&] { return sum.StartReduce(tributary::Sum{}); });
+    // List 0 starts the reduction; the others wait for that start through a regional
+    // dependency, so that no list checks a generation that has not started yet.
+    TaskID start = i == 0 ? tl.AddTask(acc, [&] { return sum.StartReduce(tributary::Sum{}); })
+                          : tl.AddTask(acc, [] { return TaskStatus::complete; });
+    region.AddRegionalDependencies("start", i, start);
     auto check = tl.AddTask(start, [&] { return sum.CheckReduce(); });
     tl.AddTask(check, [&, i] {
       seen[static_cast<std::size_t>(i)] = sum.val;
       return TaskStatus::complete;
     });
   }
-  // Lists other than 0 may check before list 0 has started: the check says "incomplete"
-  // only after the regional dependency, so order is guaranteed by the graph.
   EXPECT_EQ(ctx.Execute(tc), TaskStatus::complete);
   bool ok = true;
   for (double s : seen) ok = ok && s == 10.0 * Size();
