@@ -238,11 +238,9 @@ void Context::Progress() {
       }
     }
     if (origin >= 0) d.FailAll(failure, true, origin);
-    if (d.options.watchdog.count() > 0) d.RunWatchdog();
   }
-#else
-  if (d.options.watchdog.count() > 0) d.RunWatchdog();
 #endif
+  if (d.options.watchdog.count() > 0) d.RunWatchdog();
   if (d.failed.load() && d.failure_origin != d.rank)
     throw RemoteError(d.failure_origin, d.failure_text);
 }

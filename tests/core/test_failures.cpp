@@ -75,7 +75,7 @@ TEST(Failures, AFailedTaskOnOneRankFailsTheOthersInsteadOfHangingThem) {
   auto& region = tc.AddRegion(2);
   r.Expect(2, tributary::Sum{});
   for (int i = 0; i < 2; ++i) {
-    auto work = region[i].AddTask(TaskID(), "work", [i] {
+    auto work = region[i].AddTask(TaskID(), "work", [i, bad] {
       return Rank() == bad && i == 1 ? TaskStatus::fail : TaskStatus::complete;
     });
     auto c = region[i].AddTask(work, [&, i] { return r.Contribute(i, 1); });

@@ -1,0 +1,22 @@
+// The MPI library's own non-blocking collectives (MPI_Iallreduce, MPI_Ireduce,
+// MPI_Iallgather) behind the schedule seam; Progress is one MPI_Test.
+#pragma once
+
+#include "tributary/detail/schedule.hpp"
+
+namespace tributary::detail {
+
+class MpiLibrarySchedule final : public Schedule {
+ public:
+  explicit MpiLibrarySchedule(const ScheduleArgs& args);
+  ~MpiLibrarySchedule() override;
+  void Start() override;
+  bool Progress() override;
+  ScheduleKind Kind() const noexcept override { return ScheduleKind::mpi_library; }
+
+ private:
+  ScheduleArgs args_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+}  // namespace tributary::detail
