@@ -133,7 +133,7 @@ void ContextImpl::RunWatchdog() {
 #if TRIBUTARY_HAVE_MPI
       MPI_Abort(user, 2);
 #endif
-      std::abort();
+      std::_Exit(2);
     }
     {
       std::lock_guard<std::mutex> lock(registry_mutex);

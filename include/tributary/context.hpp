@@ -43,7 +43,8 @@ enum class FailurePolicy {
 };
 
 /// Receives errors that cannot be thrown (destructors, finalisation order). The default
-/// prints the message to stderr and calls MPI_Abort (std::abort in the serial build).
+/// prints the message to stderr and calls MPI_Abort (in the serial build it ends the process
+/// with exit code 1).
 using ErrorHandler = std::function<void(const std::string& message)>;
 
 /// Options of a Context. All ranks must pass the same values.
