@@ -7,6 +7,7 @@
 
 #include "context_impl.hpp"
 #include "tributary/errors.hpp"
+#include "tributary/tasks/sweep.hpp"
 
 namespace tributary {
 namespace detail {
@@ -108,9 +109,27 @@ void ContextImpl::HandleError(const std::string& message) noexcept {
   DefaultErrorHandler(rank, message);
 }
 
-void ContextImpl::FailAll(const std::string& text, bool remote, int origin) noexcept {
+void ContextImpl::FailAll(const std::string& text, bool remote, int origin, bool defer) noexcept {
   std::lock_guard<std::mutex> lock(registry_mutex);
-  for (ReductionCore* core : objects) core->FailGeneration(text, remote, origin);
+  for (ReductionCore* core : objects) core->FailGeneration(text, remote, origin, defer);
+}
+
+void ContextImpl::FailHere(const std::string& text) {
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    if (failed.exchange(true)) return;
+    failure_text = text;
+    failure_origin = rank;
+  }
+#if TRIBUTARY_HAVE_MPI
+  {
+    std::lock_guard<std::mutex> mpi(mpi_mutex);
+    acks_needed = size - 1;
+    for (int r = 0; r < size; ++r)
+      if (r != rank) SendControl(r, kTagFailure, text);
+  }
+#endif
+  FailAll(text, false, rank, /*defer=*/size > 1);
 }
 
 }  // namespace detail
@@ -147,6 +166,7 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   detail::CheckMpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
   if (inter) throw UsageError("tributary::Context: intercommunicators are not supported");
   detail::CheckMpi(MPI_Query_thread(&d.thread_level), "MPI_Query_thread");
+  d.serialize_mpi = d.thread_level < MPI_THREAD_MULTIPLE;
   d.user = comm;
   detail::CheckMpi(MPI_Comm_rank(comm, &d.rank), "MPI_Comm_rank");
   detail::CheckMpi(MPI_Comm_size(comm, &d.size), "MPI_Comm_size");
@@ -219,11 +239,17 @@ void Context::Progress() {
   auto& d = *impl_;
   {
     std::lock_guard<std::mutex> lock(d.registry_mutex);
+    const std::uint64_t sweep = CurrentSweep();
     for (auto* core : d.objects)
-      if (core->NetworkActive()) core->Advance();
+      if (core->NetworkActive() && (sweep == 0 || !core->PolledInSweep(sweep))) core->Advance();
   }
 #if TRIBUTARY_HAVE_MPI
-  if (d.size > 1) {
+  // Failure notices and watchdog queries are rare and not urgent: the control plane is
+  // polled on every 16th call only (and always while the watchdog runs), which keeps an
+  // idle sweep's hook cheap.
+  const bool poll_control = d.options.watchdog.count() > 0 || --d.control_countdown <= 0;
+  if (d.size > 1 && poll_control) {
+    d.control_countdown = 16;
     d.CheckThread();
     std::string failure;
     int origin = -1;
@@ -238,6 +264,17 @@ void Context::Progress() {
       }
     }
     if (origin >= 0) d.FailAll(failure, true, origin);
+    bool launch = false;
+    {
+      std::lock_guard<std::mutex> mpi(d.mpi_mutex);
+      launch = d.acks_needed == 0 && d.failure_origin == d.rank && d.failed.load() &&
+               !d.ack_owed_to_all;
+      if (launch) d.ack_owed_to_all = true;  // once
+    }
+    if (launch) {
+      std::lock_guard<std::mutex> lock(d.registry_mutex);
+      for (auto* core : d.objects) core->LaunchAbandoned();
+    }
   }
 #endif
   if (d.options.watchdog.count() > 0) d.RunWatchdog();
@@ -256,20 +293,7 @@ void Context::ReportFailure(const std::string& message) {
 #endif
     std::_Exit(1);  // like MPI_Abort: ends the process with an error code, no core dump
   }
-  {
-    std::lock_guard<std::mutex> lock(d.registry_mutex);
-    if (d.failed.exchange(true)) return;
-    d.failure_text = text;
-    d.failure_origin = d.rank;
-  }
-#if TRIBUTARY_HAVE_MPI
-  {
-    std::lock_guard<std::mutex> mpi(d.mpi_mutex);
-    for (int r = 0; r < d.size; ++r)
-      if (r != d.rank) d.SendControl(r, detail::kTagFailure, text);
-  }
-#endif
-  d.FailAll(text, false, d.rank);
+  d.FailHere(text);
 }
 
 }  // namespace tributary

@@ -17,7 +17,7 @@
 namespace tributary::detail {
 
 /// Control messages between the Contexts of different ranks (on the control communicator).
-enum ControlTag : int { kTagFailure = 1, kTagQuery = 2, kTagStatus = 3 };
+enum ControlTag : int { kTagFailure = 1, kTagQuery = 2, kTagStatus = 3, kTagAck = 4 };
 
 struct WatchdogQuery {
   int object = -1;
@@ -50,8 +50,17 @@ struct ContextImpl {
   std::vector<std::unique_ptr<PendingSend>> ctrl_sends;
 #endif
 
-  /// Serialises every MPI call Tributary makes (MPI_THREAD_SERIALIZED suffices).
+  /// Serialises every MPI call Tributary makes (MPI_THREAD_SERIALIZED suffices); with
+  /// MPI_THREAD_MULTIPLE the reductions' own calls need no lock (each object's state has
+  /// its own), only the shared control plane does.
   std::mutex mpi_mutex;
+  bool serialize_mpi = true;
+  std::unique_lock<std::mutex> LockMpi() {
+    return serialize_mpi ? std::unique_lock<std::mutex>(mpi_mutex)
+                         : std::unique_lock<std::mutex>(mpi_mutex, std::defer_lock);
+  }
+  /// Progress() calls since the control plane was last polled.
+  std::atomic<int> control_countdown{0};
   /// Guards objects/slots and the control state.
   std::mutex registry_mutex;
   std::vector<ReductionCore*> objects;
@@ -79,7 +88,12 @@ struct ContextImpl {
   void SendControl(int dest, int tag, std::string text);  // requires mpi_mutex
   void PollControl();                                     // requires mpi_mutex
   void RunWatchdog();
-  void FailAll(const std::string& text, bool remote, int origin) noexcept;
+  void FailAll(const std::string& text, bool remote, int origin, bool defer = false) noexcept;
+  /// A failure of this rank: tell every rank, fail every current generation here, and
+  /// launch the collecting ones once every rank has acknowledged (see LaunchAbandoned).
+  void FailHere(const std::string& text);
+  int acks_needed = 0;  // acknowledgements of this rank's failure notice still awaited
+  bool ack_owed_to_all = false;
 };
 
 /// True once MPI_Finalize has been called (always false in the serial build).

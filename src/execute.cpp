@@ -7,12 +7,27 @@
 namespace tributary {
 
 TaskStatus Context::Execute(TaskCollection& tasks, Executor& executor) {
-  executor.AddProgressHook([this] { Progress(); });
+  // The hook lives for this execution only: an executor may be reused with other Contexts.
+  struct HookGuard {
+    Executor& executor;
+    int handle;
+    ~HookGuard() { executor.RemoveProgressHook(handle); }
+  } guard{executor, executor.AddProgressHook([this] { Progress(); })};
   TaskStatus status = TaskStatus::fail;
   try {
     status = tasks.Execute(executor);
   } catch (const RemoteError&) {
     throw;  // another rank failed and already told everyone
+  } catch (const TaskError& e) {
+    // A task or the progress hook saw another rank's failure: nothing new to report.
+    try {
+      std::rethrow_if_nested(e);
+    } catch (const RemoteError&) {
+      throw;
+    } catch (...) {
+    }
+    ReportFailure(e.what());
+    throw;
   } catch (const std::exception& e) {
     ReportFailure(e.what());
     throw;

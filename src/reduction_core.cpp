@@ -61,19 +61,26 @@ ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
 ReductionCore::~ReductionCore() {
   if (!ctx_) return;  // the Context went first and has reported it
   auto& impl = ctx_->Impl();
-  if (draining_) {
-    // A failed generation still completes its network phase; give it the watchdog time.
+  if (draining_ || abandon_pending_) {
+    // A failed generation still completes its network phase (and the Context launches the
+    // deferred ones); give it the watchdog time, or 10 s.
     const auto limit = std::chrono::steady_clock::now() +
                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                            impl.options.watchdog.count() > 0 ? impl.options.watchdog
                                                              : std::chrono::duration<double>(10));
-    while (draining_ && std::chrono::steady_clock::now() < limit) Advance();
+    while ((draining_ || abandon_pending_) && std::chrono::steady_clock::now() < limit) {
+      try {
+        ctx_->Progress();
+      } catch (...) {
+      }
+      Advance();
+    }
   }
   if (NetworkActive()) {
     impl.HandleError(Where() +
                      ": destroyed while its network phase is in flight; wait until "
                      "CheckReduce returns complete before destroying it");
-    schedule_.release();  // its requests may still write: never free them under MPI
+    if (schedule_active_) (void)schedule_.release();  // its requests may still write: never free them
   }
 #if TRIBUTARY_HAVE_MPI
   if (packed_type_ != MPI_DATATYPE_NULL) {
@@ -125,7 +132,7 @@ double ReductionCore::SecondsArmed() const noexcept {
 }
 
 bool ReductionCore::NetworkActive() const noexcept {
-  return State() == Phase::in_flight || draining_;
+  return State() == Phase::in_flight || draining_ || abandon_pending_;
 }
 
 void ReductionCore::Arm(int expected, int per_list) {
@@ -161,7 +168,7 @@ void ReductionCore::Arm(int expected, int per_list) {
   error_kind_ = ErrorKind::none;
   error_.clear();
   error_origin_ = -1;
-  armed_at_ = std::chrono::steady_clock::now();
+  if (impl.options.watchdog.count() > 0) armed_at_ = std::chrono::steady_clock::now();
   last_poll_sweep_.store(0, std::memory_order_relaxed);
   phase_.store(Phase::collecting, std::memory_order_release);
 }
@@ -199,7 +206,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   }
 #if TRIBUTARY_HAVE_MPI
   impl.CheckThread();
-  std::lock_guard<std::mutex> mpi(impl.mpi_mutex);
+  auto mpi = impl.LockMpi();
   try {
     if (spec_.check_length || spec_.signature != 0) {
       // One small allreduce of {n, -n, s, -s} with MAX gives every rank max and min of the
@@ -253,7 +260,9 @@ void ReductionCore::StartSchedule() {
   args.comm = kind == ScheduleKind::mpi_library ? impl.pool[static_cast<std::size_t>(slot_)]
                                                  : impl.p2p;
   args.tag = impl.TagFor(slot_, Generation());
-  schedule_ = MakeSchedule(kind, args);
+  if (!schedule_ || schedule_->Kind() != kind || !schedule_->Rearm(args))
+    schedule_ = MakeSchedule(kind, args);
+  schedule_active_ = true;
   schedule_->Start();
 #endif
 }
@@ -280,7 +289,7 @@ bool ReductionCore::AdvanceLocked() {
   auto& impl = ctx_->Impl();
   if (impl.size > 1) {
     impl.CheckThread();
-    std::lock_guard<std::mutex> mpi(impl.mpi_mutex);
+    auto mpi = impl.LockMpi();
     if (length_pending_) {
       int done = 0;
       CheckMpi(MPI_Test(&length_request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
@@ -307,11 +316,11 @@ bool ReductionCore::AdvanceLocked() {
       }
       StartSchedule();
     }
-    network_done = !schedule_ || schedule_->Progress();
+    network_done = !schedule_active_ || schedule_->Progress();
   }
 #endif
   if (!network_done) return false;
-  schedule_.reset();
+  schedule_active_ = false;
   if (draining_) {
     draining_ = false;  // the failed generation's messages are all done; result discarded
     return true;
@@ -392,23 +401,52 @@ void ReductionCore::FailLocally(const std::string& error) {
   phase_.store(Phase::failed, std::memory_order_release);
 }
 
-bool ReductionCore::FailGeneration(const std::string& error, bool remote, int origin) noexcept {
+bool ReductionCore::FailGeneration(const std::string& error, bool remote, int origin,
+                                   bool defer_launch) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   const Phase p = State();
   if (p != Phase::collecting && p != Phase::in_flight) return false;
+  SetError(remote ? ErrorKind::remote : ErrorKind::watchdog, error, origin);
   if (p == Phase::collecting && abandon_) {
-    // Launch with what has arrived so that the other ranks' requests complete.
-    mutex_.unlock();
-    try {
-      abandon_(client_);
-    } catch (...) {
+    if (defer_launch) {
+      // The rank where the failure happened launches only once every other rank has
+      // acknowledged the notice (LaunchAbandoned): then no rank can complete this
+      // generation with the neutral elements standing in for the missing contributions.
+      abandon_pending_ = true;
+      phase_.store(Phase::failed, std::memory_order_release);
+      return true;
     }
-    mutex_.lock();
+    LaunchAbandonedLocked();
   }
   draining_ = State() == Phase::in_flight;
-  SetError(remote ? ErrorKind::remote : ErrorKind::watchdog, error, origin);
   phase_.store(Phase::failed, std::memory_order_release);
   return true;
+}
+
+void ReductionCore::LaunchAbandonedLocked() noexcept {
+  // Launch with what has arrived so that the other ranks' requests complete; the result
+  // is discarded. The launch needs the object's own lock released.
+  mutex_.unlock();
+  try {
+    abandon_(client_);
+  } catch (...) {
+  }
+  mutex_.lock();
+}
+
+void ReductionCore::LaunchAbandoned() noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!abandon_pending_) return;
+  abandon_pending_ = false;
+  // Launch needs the generation collecting; the error stays and is restored after.
+  const ErrorKind kind = error_kind_;
+  const std::string text = error_;
+  const int origin = error_origin_;
+  phase_.store(Phase::collecting, std::memory_order_release);
+  LaunchAbandonedLocked();
+  draining_ = State() == Phase::in_flight;
+  SetError(kind, text, origin);
+  phase_.store(Phase::failed, std::memory_order_release);
 }
 
 }  // namespace tributary::detail

@@ -43,6 +43,9 @@ void ContextImpl::PollControl() {
         failure_text = text;
         failure_origin = from;
       }
+      SendControl(from, kTagAck, "");
+    } else if (status.MPI_TAG == kTagAck) {
+      if (acks_needed > 0) --acks_needed;
     } else if (status.MPI_TAG == kTagQuery) {
       // "object generation": answer with this rank's view of that object.
       std::istringstream in(text);
@@ -135,21 +138,7 @@ void ContextImpl::RunWatchdog() {
 #endif
       std::_Exit(2);
     }
-    {
-      std::lock_guard<std::mutex> lock(registry_mutex);
-      if (!failed.exchange(true)) {
-        failure_text = text;
-        failure_origin = rank;
-      }
-    }
-#if TRIBUTARY_HAVE_MPI
-    {
-      std::lock_guard<std::mutex> mpi(mpi_mutex);
-      for (int r = 0; r < size; ++r)
-        if (r != rank) SendControl(r, kTagFailure, text);
-    }
-#endif
-    FailAll(text, false, rank);
+    FailHere(text);
   }
 }
 

@@ -43,6 +43,7 @@ class AllGather {
       throw UsageError(core_->Where() + ": moved while its network phase is in flight");
     if (core_) core_->SetClient(this, &AllGather::FinishThunk, &AllGather::AbandonThunk);
   }
+  ~AllGather() { core_.reset(); }  // the core first: it may still touch the buffers
   AllGather(const AllGather&) = delete;
   AllGather& operator=(const AllGather&) = delete;
   AllGather& operator=(AllGather&&) = delete;
@@ -81,9 +82,7 @@ class AllGather {
     core_->Launch(spec);
   }
   void Finish() {
-    const std::size_t ranks = count_ ? flat_.size() / count_ : val.size();
-    val.resize(core_->Ctx()->Size());
-    (void)ranks;
+    val.resize(static_cast<std::size_t>(core_->Ctx()->Size()));
     for (std::size_t r = 0; r < val.size(); ++r) {
       if constexpr (Traits::dynamic) Traits::Resize(val[r], count_);
       std::copy_n(flat_.data() + r * count_, count_, Traits::Data(val[r]));

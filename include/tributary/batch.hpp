@@ -130,6 +130,7 @@ class Batch {
       : core_(std::make_unique<detail::ReductionCore>(ctx, "Batch", std::move(label))) {
     core_->SetClient(this, &Batch::FinishThunk, &Batch::AbandonThunk);
   }
+  ~Batch() { core_.reset(); }  // the core first: it may still touch the buffers
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
 

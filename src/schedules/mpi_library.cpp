@@ -38,6 +38,12 @@ void MpiLibrarySchedule::Start() {
   }
 }
 
+bool MpiLibrarySchedule::Rearm(const ScheduleArgs& args) {
+  if (request_ != MPI_REQUEST_NULL) return false;
+  args_ = args;
+  return true;
+}
+
 bool MpiLibrarySchedule::Progress() {
   if (request_ == MPI_REQUEST_NULL) return true;
   int done = 0;

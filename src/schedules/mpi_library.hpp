@@ -13,6 +13,7 @@ class MpiLibrarySchedule final : public Schedule {
   void Start() override;
   bool Progress() override;
   ScheduleKind Kind() const noexcept override { return ScheduleKind::mpi_library; }
+  bool Rearm(const ScheduleArgs& args) override;
 
  private:
   ScheduleArgs args_;

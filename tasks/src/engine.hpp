@@ -88,6 +88,7 @@ class TaskEngine {
   bool Ready(const TaskList& list, const TaskNode& node) const;
   void MarkDone(TaskNode& node);
   static void ResetList(TaskList& list);
+  static void ResetForExecution(TaskList& list);
   std::string WatchdogReport() const;
 
   Executor& executor_;

@@ -13,24 +13,26 @@
 namespace tributary {
 namespace detail {
 
+// Resets every node of `list` and its sublists: a region may be executed many times.
+void TaskEngine::ResetForExecution(TaskList& list) {
+  list.runtime_->pending.clear();
+  list.runtime_->iterate_requested = false;
+  for (std::size_t t = 0; t < list.tasks_.size(); ++t) {
+    auto& node = *list.tasks_[t];
+    node.done = false;
+    node.completions = 0;
+    node.iteration = 0;
+    node.at_barrier = false;
+    node.want_more = false;
+    list.runtime_->pending.push_back(static_cast<int>(t));
+    if (node.sublist) ResetForExecution(*node.sublist);
+  }
+}
+
 TaskEngine::TaskEngine(Executor& executor, TaskRegion& region)
-    : executor_(executor), region_(region), start_(std::chrono::steady_clock::now()) {
-  // Reset every node, group and barrier: a region may be executed many times.
-  std::function<void(TaskList&)> reset = [&](TaskList& list) {
-    list.runtime_->pending.clear();
-    list.runtime_->iterate_requested = false;
-    for (std::size_t t = 0; t < list.tasks_.size(); ++t) {
-      auto& node = *list.tasks_[t];
-      node.done = false;
-      node.completions = 0;
-      node.iteration = 0;
-      node.at_barrier = false;
-      node.want_more = false;
-      list.runtime_->pending.push_back(static_cast<int>(t));
-      if (node.sublist) reset(*node.sublist);
-    }
-  };
-  for (auto& list : region_.lists_) reset(*list);
+    : executor_(executor), region_(region) {
+  if (executor_.options_.watchdog.count() > 0) start_ = std::chrono::steady_clock::now();
+  for (auto& list : region_.lists_) ResetForExecution(*list);
   for (auto& g : region_.groups_) g->done.store(0);
   for (auto& b : region_.barriers_) b->arrived.store(0);
 }
@@ -344,7 +346,8 @@ TaskStatus Executor::Run(TaskRegion& region) {
 
 void SerialExecutor::RunLists(detail::TaskEngine& engine) {
   const int n = engine.NumLists();
-  std::vector<char> done(static_cast<std::size_t>(n), 0);
+  std::vector<char>& done = done_;  // kept between executions: no allocation per step
+  done.assign(static_cast<std::size_t>(n), 0);
   int remaining = n;
   int idle = 0;
   while (remaining > 0 && !engine.Stopped()) {

@@ -109,12 +109,18 @@ class ReductionBase {
   ReductionBase(Context& ctx, std::string what, std::string label)
       : core_(std::make_unique<ReductionCore>(ctx, std::move(what), std::move(label))) {
     core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk);
+    name_ = core_->Name();
   }
   ~ReductionBase() {
+    // The core goes first: while it drains or reports, the buffers and the operator it
+    // points to must still exist.
+    Context* ctx = core_ ? core_->Ctx() : nullptr;
+    core_.reset();
 #if TRIBUTARY_HAVE_KOKKOS
     if constexpr (IsKokkosView<T>::value) {
-      if (!Kokkos::is_initialized() && val.use_count() > 0 && core_->Ctx()) {
-        ReportAfterFinalize();
+      if (!Kokkos::is_initialized() && val.use_count() > 0 && ctx) {
+        ctx->HandleError(name_ + ": destroyed after Kokkos::finalize; destroy objects that "
+                                 "hold Views before finalising Kokkos");
         // Never touch Kokkos after finalize: leave the View's storage alone.
         new T(std::move(val));
       }
@@ -131,7 +137,8 @@ class ReductionBase {
         layout_(std::move(other.layout_)),
         op_error_(std::move(other.op_error_)),
         collective_(other.collective_),
-        root_(other.root_) {
+        root_(other.root_),
+        name_(std::move(other.name_)) {
     if (core_ && core_->NetworkActive())
       throw UsageError(core_->Where() + ": moved while its network phase is in flight");
     if (core_) core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk);
@@ -187,12 +194,6 @@ class ReductionBase {
       throw UsageError(core_->Where() + ": root " + std::to_string(root) +
                        " is not a rank of the Context (size " + std::to_string(ctx->Size()) +
                        ")");
-  }
-
-  void ReportAfterFinalize() {
-    core_->Ctx()->HandleError(core_->Where() +
-                                     ": destroyed after Kokkos::finalize; destroy objects "
-                                     "that hold Views before finalising Kokkos");
   }
 
   // The combined partial goes into `val` (AllReduce) or a work copy (Reduce: the other
@@ -340,6 +341,7 @@ class ReductionBase {
   Collective collective_ = Collective::allreduce;
   int root_ = 0;
   bool packed_active_ = false;
+  std::string name_;
 };
 
 }  // namespace tributary::detail

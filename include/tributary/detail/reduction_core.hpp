@@ -128,9 +128,16 @@ class ReductionCore {
   /// Fails the current generation (collecting or in flight) with `error` of the given kind
   /// on this rank; a collecting object launches its network phase anyway (AbandonFn) and
   /// the phase drains in the background. Returns false when there was nothing to fail.
-  bool FailGeneration(const std::string& error, bool remote, int origin) noexcept;
+  bool FailGeneration(const std::string& error, bool remote, int origin,
+                      bool defer_launch = false) noexcept;
+  /// Launches a generation whose launch FailGeneration deferred (see there).
+  void LaunchAbandoned() noexcept;
   /// True while a network phase still runs (in flight, or a failed generation draining).
   bool NetworkActive() const noexcept;
+  /// True when CheckReduce already tested the network in executor sweep `sweep`.
+  bool PolledInSweep(std::uint64_t sweep) const noexcept {
+    return last_poll_sweep_.load(std::memory_order_relaxed) == sweep;
+  }
 
   Phase State() const noexcept { return phase_.load(std::memory_order_acquire); }
   std::uint64_t Generation() const noexcept { return generation_.load(std::memory_order_acquire); }
@@ -184,7 +191,8 @@ class ReductionCore {
 
   mutable std::mutex mutex_;
   LaunchSpec spec_;
-  std::unique_ptr<Schedule> schedule_;
+  std::unique_ptr<Schedule> schedule_;  // kept after completion, re-armed when it can be
+  bool schedule_active_ = false;
   bool length_pending_ = false;
   std::int64_t length_check_[4] = {0, 0, 0, 0};
 #if TRIBUTARY_HAVE_MPI
@@ -197,7 +205,9 @@ class ReductionCore {
   std::string error_;
   int error_origin_ = -1;
 
+  void LaunchAbandonedLocked() noexcept;
   bool draining_ = false;  // failed, but the network phase is still completing
+  bool abandon_pending_ = false;  // failed here; launch once the other ranks know
   void* client_ = nullptr;
   FinishFn finish_ = nullptr;
   AbandonFn abandon_ = nullptr;

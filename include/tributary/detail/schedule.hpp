@@ -98,6 +98,12 @@ class Schedule {
   virtual bool Progress() = 0;
   /// The algorithm, for logs.
   virtual ScheduleKind Kind() const noexcept = 0;
+  /// Prepares this completed schedule for the next generation with `args`, instead of a new
+  /// object; returns false when it cannot (then the caller makes a new one).
+  virtual bool Rearm(const ScheduleArgs& args) {
+    (void)args;
+    return false;
+  }
 };
 
 /// Makes the schedule `kind` for `args`. Throws tributary::UsageError when the kind does

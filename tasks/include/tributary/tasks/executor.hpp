@@ -77,6 +77,9 @@ class SerialExecutor final : public Executor {
 
  protected:
   void RunLists(detail::TaskEngine& engine) override;
+
+ private:
+  std::vector<char> done_;
 };
 
 /// `threads` workers; the lists of a region run concurrently (list i on worker

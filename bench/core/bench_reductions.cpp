@@ -1,0 +1,175 @@
+// The reduction layer's costs at 2 ranks, each a ratio measured side by side in one run:
+//  1. one AllReduce<double> per cycle through the task engine vs MPI_Iallreduce + MPI_Test;
+//  2. 8 lists per rank: the regional combine vs every list starting its own reduction;
+//  3. a batch of 8 scalars vs one scalar reduction;
+//  4. CheckReduce on a reduction that cannot complete yet (ns per call).
+#include <cstdio>
+#include <vector>
+
+#include "bench_harness.hpp"
+#include "tributary/tributary.hpp"
+
+namespace {
+
+using tributary::TaskID;
+using tributary::TaskStatus;
+namespace tb = tributary::bench;
+
+template <class R>
+void Wait(R& r) {
+  while (r.CheckReduce() != TaskStatus::complete) {
+  }
+}
+
+void OneScalarPerCycle(const tb::Options& o, tributary::Context& ctx, MPI_Comm raw_comm) {
+  tb::Runner run(MPI_COMM_WORLD, "one AllReduce<double> per cycle", "MPI_Iallreduce+MPI_Test", o);
+  const int p = run.Size();
+  double raw = 0;
+  run.Add("MPI_Iallreduce+MPI_Test", [&] {
+    raw = 1.0;
+    MPI_Request req;
+    MPI_Iallreduce(MPI_IN_PLACE, &raw, 1, MPI_DOUBLE, MPI_SUM, raw_comm, &req);
+    int done = 0;
+    while (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+  }, [&] { return raw == p; });
+  tributary::AllReduce<double> direct(ctx, "direct");
+  run.Add("StartReduce+CheckReduce", [&] {
+    direct.val = 1.0;
+    direct.StartReduce(tributary::Sum{});
+    Wait(direct);
+  }, [&] { return direct.val == p; });
+  // Through the task engine: a contribute task and a check task in one list.
+  tributary::AllReduce<double> tasked(ctx, "tasked");
+  tributary::TaskCollection tc;
+  auto& tl = tc.AddRegion(1)[0];
+  auto c = tl.AddTask(TaskID(), [&] { return tasked.Contribute(0, 1.0); });
+  tl.AddTask(c, [&] { return tasked.CheckReduce(); });
+  tributary::SerialExecutor ex;
+  run.Add("task engine: Expect+Contribute+CheckReduce", [&] {
+    tasked.Expect(1, tributary::Sum{});
+    ctx.Execute(tc, ex);
+  }, [&] { return tasked.val == p; });
+  run.Run("8 B");
+  run.Report();
+  if (run.Rank() == 0) {
+    const auto& r = run.Results();
+    std::printf("\noverhead per cycle through the task engine: %.0f ns (%.2fx)\n",
+                (r[2].median_s - r[0].median_s) * 1e9, r[2].ratio);
+  }
+}
+
+void RegionalVersusPerList(const tb::Options& o, tributary::Context& ctx) {
+  tb::Runner run(MPI_COMM_WORLD, "8 lists per rank", "per-list reductions", o);
+  const int p = run.Size(), lists = 8;
+  std::vector<tributary::AllReduce<double>> own;
+  for (int i = 0; i < lists; ++i) own.emplace_back(ctx, "own");
+  tributary::TaskCollection per_list;
+  auto& pr = per_list.AddRegion(lists);
+  for (int i = 0; i < lists; ++i) {
+    auto s = pr[i].AddTask(TaskID(), [&own, i] {
+      own[static_cast<std::size_t>(i)].val = 1.0;
+      return own[static_cast<std::size_t>(i)].StartReduce(tributary::Sum{});
+    });
+    pr[i].AddTask(s, [&own, i] { return own[static_cast<std::size_t>(i)].CheckReduce(); });
+  }
+  tributary::AllReduce<double> regional(ctx, "regional");
+  tributary::TaskCollection combined;
+  auto& cr = combined.AddRegion(lists);
+  for (int i = 0; i < lists; ++i) {
+    auto s = cr[i].AddTask(TaskID(), [&regional, i] { return regional.Contribute(i, 1.0); });
+    cr[i].AddTask(s, [&regional] { return regional.CheckReduce(); });
+  }
+  tributary::SerialExecutor ex;
+  run.Add("per-list reductions", [&] { ctx.Execute(per_list, ex); },
+          [&] { return own[7].val == p; });
+  run.Add("regional combine", [&] {
+    regional.Expect(lists, tributary::Sum{});
+    ctx.Execute(combined, ex);
+  }, [&] { return regional.val == static_cast<double>(lists * p); });
+  run.Run("8 lists");
+  run.Report();
+  if (run.Rank() == 0)
+    std::printf("\nregional combine is %.1fx faster than per-list reductions\n",
+                1.0 / run.Results()[1].ratio);
+}
+
+void BatchVersusScalar(const tb::Options& o, tributary::Context& ctx) {
+  tb::Runner run(MPI_COMM_WORLD, "batch of 8 scalars", "one scalar", o);
+  const int p = run.Size();
+  tributary::AllReduce<double> one(ctx, "one");
+  run.Add("one scalar", [&] {
+    one.val = 1.0;
+    one.StartReduce(tributary::Sum{});
+    Wait(one);
+  }, [&] { return one.val == p; });
+  tributary::Batch batch(ctx, "eight");
+  std::vector<tributary::BatchMember<double>*> m;
+  m.push_back(&batch.Add<double>(tributary::Min{}));
+  m.push_back(&batch.Add<double>(tributary::Max{}));
+  for (int k = 0; k < 6; ++k) m.push_back(&batch.Add<double>(tributary::Sum{}));
+  run.Add("batch of 8", [&] {
+    for (auto* x : m) x->val = 1.0;
+    batch.StartReduce();
+    Wait(batch);
+  }, [&] { return m[7]->val == p && m[0]->val == 1.0; });
+  run.Run("8 x 8 B");
+  run.Report();
+}
+
+void CheckCost(tributary::Context& ctx) {
+  // Rank 0 starts; rank 1 starts only after rank 0 has timed its checks, so every check
+  // below sees an incomplete reduction.
+  tributary::AllReduce<double> r(ctx, "pending");
+  const int calls = 1000000;
+  double outside = 0, in_sweep = 0;
+  if (ctx.Rank() == 0) {
+    r.val = 1.0;
+    r.StartReduce(tributary::Sum{});
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < calls; ++i) r.CheckReduce();
+    outside = (MPI_Wtime() - t0) / calls;
+    tributary::detail::BeginSweep();  // as inside an executor's sweep: one real test
+    t0 = MPI_Wtime();
+    for (int i = 0; i < calls; ++i) r.CheckReduce();
+    in_sweep = (MPI_Wtime() - t0) / calls;
+    tributary::detail::EndSweeps();
+    MPI_Send(&outside, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+  } else if (ctx.Rank() == 1) {
+    double x;
+    MPI_Recv(&x, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    r.val = 1.0;
+    r.StartReduce(tributary::Sum{});
+  } else {
+    r.val = 1.0;
+    r.StartReduce(tributary::Sum{});
+  }
+  Wait(r);
+  if (ctx.Rank() == 0)
+    std::printf("\n### CheckReduce on an incomplete reduction (rank 0, %d calls)\n\n"
+                "| where | per call |\n|---|---|\n| outside an executor (one MPI_Test each) | %.0f ns |\n"
+                "| within one executor sweep (flag test) | %.1f ns |\n",
+                calls, outside * 1e9, in_sweep * 1e9);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  {
+    tb::Options defaults;
+    defaults.iterations = 2000;
+    defaults.repetitions = 9;
+    defaults.warmup = 200;
+    const tb::Options o = tb::ParseOptions(argc, argv, defaults);
+    tributary::Context ctx;
+    MPI_Comm raw;
+    MPI_Comm_dup(MPI_COMM_WORLD, &raw);
+    OneScalarPerCycle(o, ctx, raw);
+    RegionalVersusPerList(o, ctx);
+    BatchVersusScalar(o, ctx);
+    if (ctx.Size() >= 2) CheckCost(ctx);
+    MPI_Comm_free(&raw);
+  }
+  MPI_Finalize();
+  return 0;
+}

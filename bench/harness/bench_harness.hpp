@@ -1,0 +1,77 @@
+// The benchmark harness every Tributary MPI benchmark uses.
+//
+//  - Iteration counts are fixed and identical on every rank (checked): adaptive counts
+//    deadlock collectives.
+//  - Variants run interleaved (A B A B ...) within each repetition, after warm-up, with a
+//    barrier before every iteration. An iteration's time is the slowest rank's.
+//  - Per variant: median over repetitions of the mean time per iteration, with min, max
+//    and inter-quartile range; ratios to a baseline measured in the same run.
+//  - Every variant's result is checked after each repetition; a wrong result aborts.
+//  - Output: a markdown table on stdout (rank 0) and CSV rows appended to a file.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+namespace tributary::bench {
+
+struct Options {
+  int warmup = 20;        ///< Untimed iterations per variant before the first repetition.
+  int iterations = 200;   ///< Timed iterations per variant per repetition.
+  int repetitions = 7;    ///< Repetitions; the median is reported.
+  std::string csv;        ///< CSV file to append to (empty: none).
+  bool progress = true;   ///< Progress lines on stderr (rank 0).
+};
+
+/// One measured variant at one parameter value.
+struct Result {
+  std::string benchmark, parameter, variant;
+  double median_s = 0, min_s = 0, max_s = 0, q1_s = 0, q3_s = 0;
+  double ratio = 1.0;  ///< median / baseline's median (same run, same parameter)
+};
+
+class Runner {
+ public:
+  /// `benchmark` names the table; `baseline` is the variant ratios refer to.
+  Runner(MPI_Comm comm, std::string benchmark, std::string baseline, Options options = {});
+
+  /// Adds a variant: `body` runs one iteration; `check` (optional) validates the result
+  /// after each repetition and must return true on every rank.
+  void Add(std::string variant, std::function<void()> body, std::function<bool()> check = {});
+  /// Runs every variant at `parameter` and records the results; clears the variants.
+  void Run(const std::string& parameter);
+  /// The results so far.
+  const std::vector<Result>& Results() const noexcept { return results_; }
+  /// Prints the markdown table (rank 0) and appends CSV rows (rank 0).
+  void Report() const;
+  int Rank() const noexcept { return rank_; }
+  int Size() const noexcept { return size_; }
+  const Options& Opts() const noexcept { return options_; }
+
+ private:
+  struct Variant {
+    std::string name;
+    std::function<void()> body;
+    std::function<bool()> check;
+  };
+  MPI_Comm comm_;
+  std::string benchmark_, baseline_;
+  Options options_;
+  int rank_ = 0, size_ = 1;
+  std::vector<Variant> variants_;
+  std::vector<Result> results_;
+};
+
+/// Parses --iterations N --repetitions N --warmup N --csv FILE --quick from argv into
+/// `options` (unknown arguments are left for the caller).
+Options ParseOptions(int argc, char** argv, Options defaults = {});
+
+/// "8 B", "64 KiB", "16 MiB".
+std::string FormatBytes(std::size_t bytes);
+/// "1.23 µs", "4.5 ms".
+std::string FormatSeconds(double s);
+
+}  // namespace tributary::bench
