@@ -49,7 +49,8 @@ using ErrorHandler = std::function<void(const std::string& message)>;
 
 /// Options of a Context. All ranks must pass the same values.
 struct ContextOptions {
-  /// Default determinism mode of the Context's reductions (overridable per reduction).
+  /// Determinism mode of the Context's reductions. Only `fast` is available so far; the
+  /// constructor rejects the others with a UsageError.
   Determinism determinism = Determinism::fast;
   /// Cross-rank checks.
   DebugLevel debug = DebugLevel::basic;
