@@ -64,6 +64,9 @@ class TaskEngine {
   int NumLists() const noexcept { return region_.size(); }
   /// One sweep over list `i`: returns true when every task of the list is done.
   bool SweepList(int i, bool& progressed);
+  /// Sweeps `lists` (removing each once it is done) until all are done or the execution
+  /// stops; after a sweep without progress: hooks, watchdog, back-off.
+  void RunSweeps(std::vector<int>& lists);
   bool Stopped() const noexcept { return stop_.load(std::memory_order_acquire); }
   /// Calls the executor's progress hooks (one thread at a time).
   void CallHooks();

@@ -213,6 +213,27 @@ TaskStatus TaskEngine::ApplyIteration(TaskNode& node, bool& progressed) {
   return TaskStatus::complete;
 }
 
+void TaskEngine::RunSweeps(std::vector<int>& lists) {
+  int idle = 0;
+  while (!lists.empty() && !Stopped()) {
+    BeginSweep();
+    bool progressed = false;
+    for (std::size_t k = 0; k < lists.size() && !Stopped();) {
+      if (SweepList(lists[k], progressed))
+        lists.erase(lists.begin() + static_cast<std::ptrdiff_t>(k));
+      else
+        ++k;
+    }
+    if (progressed) {
+      idle = 0;
+      continue;
+    }
+    CallHooks();
+    CheckWatchdog();
+    Backoff(++idle);
+  }
+}
+
 bool TaskEngine::SweepList(int i, bool& progressed) {
   return RunList(*region_.lists_[static_cast<std::size_t>(i)], i, false, progressed);
 }
@@ -345,29 +366,9 @@ TaskStatus Executor::Run(TaskRegion& region) {
 }
 
 void SerialExecutor::RunLists(detail::TaskEngine& engine) {
-  const int n = engine.NumLists();
-  std::vector<char>& done = done_;  // kept between executions: no allocation per step
-  done.assign(static_cast<std::size_t>(n), 0);
-  int remaining = n;
-  int idle = 0;
-  while (remaining > 0 && !engine.Stopped()) {
-    detail::BeginSweep();
-    bool progressed = false;
-    for (int i = 0; i < n && !engine.Stopped(); ++i) {
-      if (done[static_cast<std::size_t>(i)]) continue;
-      if (engine.SweepList(i, progressed)) {
-        done[static_cast<std::size_t>(i)] = 1;
-        --remaining;
-      }
-    }
-    if (progressed) {
-      idle = 0;
-      continue;
-    }
-    engine.CallHooks();
-    engine.CheckWatchdog();
-    engine.Backoff(++idle);
-  }
+  lists_.clear();  // kept between executions: no allocation per step
+  for (int i = 0; i < engine.NumLists(); ++i) lists_.push_back(i);
+  engine.RunSweeps(lists_);
 }
 
 ThreadedExecutor::ThreadedExecutor(int threads, bool bind, ExecutorOptions options)
@@ -399,24 +400,7 @@ void ThreadedExecutor::RunLists(detail::TaskEngine& engine) {
     if (bind_) BindToCore(w);
     std::vector<int> mine;
     for (int i = w; i < n; i += workers) mine.push_back(i);
-    int idle = 0;
-    while (!mine.empty() && !engine.Stopped()) {
-      detail::BeginSweep();
-      bool progressed = false;
-      for (std::size_t k = 0; k < mine.size() && !engine.Stopped();) {
-        if (engine.SweepList(mine[k], progressed))
-          mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(k));
-        else
-          ++k;
-      }
-      if (progressed) {
-        idle = 0;
-        continue;
-      }
-      engine.CallHooks();
-      engine.CheckWatchdog();
-      engine.Backoff(++idle);
-    }
+    engine.RunSweeps(mine);
     detail::EndSweeps();
   };
   std::vector<std::thread> threads;

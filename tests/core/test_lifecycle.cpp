@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mpi_test.hpp"
+#include "test_types.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {
@@ -89,18 +90,8 @@ TEST(Lifecycle, ContributionOutOfRangeOrTwiceIsAnError) {
 }
 
 // 2x2 integer matrices: their product does not commute, so it shows the combine order.
-struct Mat {
-  long a, b, c, d;
-  bool operator==(const Mat& o) const { return a == o.a && b == o.b && c == o.c && d == o.d; }
-};
-struct MatMul {
-  static constexpr bool commutative = false;
-  static Mat identity() { return {1, 0, 0, 1}; }
-  void operator()(const Mat& x, Mat& y) const {
-    y = Mat{x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
-            x.c * y.b + x.d * y.d};
-  }
-};
+using tributary::testing::Mat;
+using tributary::testing::MatMul;
 Mat ListMatrix(int rank, int list) {
   const long k = 3 * rank + list + 1;
   return list % 2 ? Mat{1, k, 0, 1} : Mat{1, 0, k, 1};

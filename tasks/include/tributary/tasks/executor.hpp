@@ -79,7 +79,7 @@ class SerialExecutor final : public Executor {
   void RunLists(detail::TaskEngine& engine) override;
 
  private:
-  std::vector<char> done_;
+  std::vector<int> lists_;
 };
 
 /// `threads` workers; the lists of a region run concurrently (list i on worker
