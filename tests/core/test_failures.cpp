@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mpi_test.hpp"
+#include "context_impl.hpp"  // the Context's own communicators
 #include "tributary/tributary.hpp"
 
 namespace {
@@ -99,5 +100,27 @@ TEST(Failures, AFailedTaskOnOneRankFailsTheOthersInsteadOfHangingThem) {
   Drain(ctx, r);
   TRIBUTARY_EXPECT_ALL(!r.InFlight());
 }
+
+#if TRIBUTARY_HAVE_MPI
+// Tributary's own communicators return MPI errors instead of aborting; they become
+// tributary::MpiError with the library's text.
+TEST(Failures, MpiErrorsOnOwnCommunicatorsBecomeMpiError) {
+  tributary::Context ctx;
+  std::string message;
+  int code = 0;
+  try {
+    tributary::detail::CheckMpi(
+        MPI_Send(nullptr, -1, MPI_INT, 0, 0, ctx.Impl().p2p), "MPI_Send");
+  } catch (const tributary::MpiError& e) {
+    message = e.what();
+    code = e.code();
+  }
+  TRIBUTARY_EXPECT_ALL(code != 0 && Contains(message, "MPI_Send failed (MPI error"));
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  TRIBUTARY_EXPECT_ALL(len > 0 && Contains(message, std::string(text, static_cast<std::size_t>(len))));
+}
+#endif
 
 }  // namespace
