@@ -347,6 +347,12 @@ bool ReductionCore::Advance() noexcept {
   if (!lock) return false;  // another thread is advancing it
   try {
     return AdvanceLocked();
+  } catch (const UsageError& e) {
+    // e.g. a schedule refused after the length check: the same on every rank.
+    SetError(ErrorKind::usage, Where() + ": " + e.what(), ctx_ ? ctx_->Rank() : -1);
+    schedule_active_ = false;
+    phase_.store(Phase::failed, std::memory_order_release);
+    return true;
   } catch (const std::exception& e) {
     SetError(ErrorKind::mpi, Where() + ": " + e.what(), ctx_ ? ctx_->Rank() : -1);
     phase_.store(Phase::failed, std::memory_order_release);

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "schedules/mpi_library.hpp"
+#include "schedules/p2p.hpp"
 #include "tributary/detail/schedule.hpp"
 #include "tributary/errors.hpp"
 
@@ -19,7 +20,7 @@ constexpr KindInfo kKinds[] = {
     {ScheduleKind::binomial, "binomial", true, true, true, false},
     {ScheduleKind::knomial, "knomial", true, true, true, false},
     {ScheduleKind::pipelined_tree, "pipelined_tree", false, false, true, false},
-    {ScheduleKind::recursive_doubling, "recursive_doubling", true, true, false, true},
+    {ScheduleKind::recursive_doubling, "recursive_doubling", true, true, false, false},
     {ScheduleKind::rabenseifner, "rabenseifner", true, true, false, false},
     {ScheduleKind::ring, "ring", false, true, false, true},
     {ScheduleKind::reduce_bcast, "reduce_bcast", true, true, false, false},
@@ -64,7 +65,14 @@ std::unique_ptr<Schedule> MakeSchedule(ScheduleKind kind, const ScheduleArgs& ar
   if (!args.payload.commutative && !IsOrderKeeping(kind))
     throw UsageError(std::string("schedule '") + ToString(kind) +
                      "' does not keep rank order, so it cannot carry a non-commutative operator");
-  if (kind == ScheduleKind::mpi_library) return std::make_unique<MpiLibrarySchedule>(args);
+  switch (kind) {
+    case ScheduleKind::mpi_library: return std::make_unique<MpiLibrarySchedule>(args);
+    case ScheduleKind::binomial:
+    case ScheduleKind::reduce_bcast: return std::make_unique<BinomialSchedule>(args, kind);
+    case ScheduleKind::recursive_doubling: return std::make_unique<RecursiveDoublingSchedule>(args);
+    case ScheduleKind::ring: return std::make_unique<RingSchedule>(args);
+    default: break;
+  }
   throw UsageError(std::string("schedule '") + ToString(kind) +
                    "' is not available in this build; use mpi_library");
 }

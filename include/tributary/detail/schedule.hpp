@@ -22,11 +22,12 @@ enum class Collective { allreduce, reduce, allgather };
 enum class ScheduleKind {
   mpi_library,         ///< The MPI library's own non-blocking collective.
   binomial,            ///< reduce: binomial tree; allreduce: binomial reduce + binomial bcast.
-  knomial,             ///< reduce: k-nomial tree (radix); allreduce: k-nomial reduce + bcast.
-  pipelined_tree,      ///< reduce: segmented pipelined chain/tree (segment size).
-  recursive_doubling,  ///< allreduce/allgather: recursive doubling, fold-in for non-powers of 2.
-  rabenseifner,        ///< allreduce: reduce-scatter (halving) + allgather (doubling).
-  ring,                ///< allreduce/allgather: ring (segmented); not order-keeping.
+  knomial,             ///< Not available yet (k-nomial tree with a radix).
+  pipelined_tree,      ///< Not available yet (segmented pipelined tree).
+  recursive_doubling,  ///< allreduce: recursive doubling, fold-in for non-powers of 2.
+  rabenseifner,        ///< Not available yet (reduce-scatter + allgather).
+  ring,                ///< allreduce (reduce-scatter ring + allgather ring) and allgather;
+                       ///< not order-keeping, not yet segmented.
   reduce_bcast,        ///< allreduce: binomial reduce to rank 0, then binomial broadcast.
 };
 
