@@ -43,6 +43,58 @@ MPI_Comm DupOwned(MPI_Comm comm, int* created) {
   ++*created;
   return dup;
 }
+
+// The node layout of `comm`: shared-memory groups, or virtual nodes of `per_node` ranks.
+std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, int per_node,
+                                           int* created) {
+  auto nodes = std::make_unique<NodeLayout>();
+  if (per_node > 0)
+    CheckMpi(MPI_Comm_split(comm, rank / per_node, rank, &nodes->node), "MPI_Comm_split");
+  else
+    CheckMpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &nodes->node),
+             "MPI_Comm_split_type");
+  ++*created;
+  CheckMpi(MPI_Comm_set_errhandler(nodes->node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  int local = 0;
+  CheckMpi(MPI_Comm_rank(nodes->node, &local), "MPI_Comm_rank");
+  CheckMpi(MPI_Comm_split(comm, local == 0 ? 0 : MPI_UNDEFINED, rank, &nodes->leaders),
+           "MPI_Comm_split");
+  int index = 0;
+  if (nodes->leaders != MPI_COMM_NULL) {
+    ++*created;
+    CheckMpi(MPI_Comm_set_errhandler(nodes->leaders, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    CheckMpi(MPI_Comm_rank(nodes->leaders, &index), "MPI_Comm_rank");
+  }
+  CheckMpi(MPI_Bcast(&index, 1, MPI_INT, 0, nodes->node), "MPI_Bcast");
+  const int mine[2] = {index, local};
+  std::vector<int> all(2 * static_cast<std::size_t>(size));
+  CheckMpi(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm), "MPI_Allgather");
+  nodes->node_of.resize(static_cast<std::size_t>(size));
+  nodes->local_of.resize(static_cast<std::size_t>(size));
+  for (std::size_t r = 0; r < static_cast<std::size_t>(size); ++r) {
+    nodes->node_of[r] = all[2 * r];
+    nodes->local_of[r] = all[2 * r + 1];
+    nodes->count = std::max(nodes->count, all[2 * r] + 1);
+    const bool starts = r == 0 || nodes->node_of[r] != nodes->node_of[r - 1];
+    if (starts ? (nodes->local_of[r] != 0 || (r && nodes->node_of[r] != nodes->node_of[r - 1] + 1))
+               : nodes->local_of[r] != nodes->local_of[r - 1] + 1)
+      nodes->contiguous = false;
+  }
+  return nodes;
+}
+
+void ProgressLoop(Context* ctx) {
+  auto& d = ctx->Impl();
+  while (!d.progress_stop.load(std::memory_order_acquire)) {
+    try {
+      ctx->Progress();
+    } catch (...) {
+      // A failure reported by another rank: the reductions themselves carry it to the
+      // user's polls; the thread goes on draining.
+    }
+    std::this_thread::sleep_for(d.options.progress_interval);
+  }
+}
 #endif
 
 }  // namespace
@@ -187,11 +239,26 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   d.pool.reserve(static_cast<std::size_t>(pool));
   for (int i = 0; i < pool; ++i) d.pool.push_back(detail::DupOwned(comm, &d.comms_created));
   d.slot_used.assign(static_cast<std::size_t>(pool), 0);
+  if (d.options.ranks_per_node < 0)
+    throw UsageError("ContextOptions::ranks_per_node must not be negative");
+  if (d.options.schedule_params.node_aware || d.options.ranks_per_node > 0)
+    d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
+                                     &d.comms_created);
+  if (d.options.progress == ProgressPolicy::thread) {
+    if (d.size > 1 && d.thread_level < MPI_THREAD_SERIALIZED)
+      throw UsageError("ProgressPolicy::thread needs MPI initialised with at least "
+                       "MPI_THREAD_SERIALIZED");
+    d.progress_thread = std::thread(detail::ProgressLoop, this);
+  }
 }
 #endif
 
 Context::~Context() {
   auto& d = *impl_;
+  if (d.progress_thread.joinable()) {
+    d.progress_stop.store(true, std::memory_order_release);
+    d.progress_thread.join();
+  }
   {
     std::lock_guard<std::mutex> lock(d.registry_mutex);
     if (!d.objects.empty()) {
@@ -220,6 +287,10 @@ Context::~Context() {
     if (send->request != MPI_REQUEST_NULL) MPI_Request_free(&send->request);
   d.ctrl_sends.clear();
   for (auto& c : d.pool) MPI_Comm_free(&c);
+  if (d.nodes) {
+    if (d.nodes->node != MPI_COMM_NULL) MPI_Comm_free(&d.nodes->node);
+    if (d.nodes->leaders != MPI_COMM_NULL) MPI_Comm_free(&d.nodes->leaders);
+  }
   if (d.p2p != MPI_COMM_NULL) MPI_Comm_free(&d.p2p);
   if (d.ctrl != MPI_COMM_NULL) MPI_Comm_free(&d.ctrl);
 #endif
@@ -231,6 +302,13 @@ int Context::Rank() const noexcept { return impl_->rank; }
 int Context::Size() const noexcept { return impl_->size; }
 const ContextOptions& Context::Options() const noexcept { return impl_->options; }
 int Context::CommunicatorsCreated() const noexcept { return impl_->comms_created; }
+
+int Context::NodeCount() const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  if (impl_->nodes) return impl_->nodes->count;
+#endif
+  return 1;
+}
 
 int Context::LiveObjects() const noexcept {
   std::lock_guard<std::mutex> lock(impl_->registry_mutex);

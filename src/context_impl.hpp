@@ -48,7 +48,12 @@ struct ContextImpl {
     std::string text;
   };
   std::vector<std::unique_ptr<PendingSend>> ctrl_sends;
+  /// Node layout for the two-level form; null unless requested by the options.
+  std::unique_ptr<NodeLayout> nodes;
 #endif
+  /// The progress thread (ProgressPolicy::thread).
+  std::thread progress_thread;
+  std::atomic<bool> progress_stop{false};
 
   /// Serialises every MPI call Tributary makes (MPI_THREAD_SERIALIZED suffices); with
   /// MPI_THREAD_MULTIPLE the reductions' own calls need no lock (each object's state has

@@ -260,6 +260,7 @@ void ReductionCore::StartSchedule() {
   args.comm = kind == ScheduleKind::mpi_library ? impl.pool[static_cast<std::size_t>(slot_)]
                                                  : impl.p2p;
   args.tag = impl.TagFor(slot_, Generation());
+  args.nodes = impl.nodes.get();
   if (!schedule_ || schedule_->Kind() != kind || !schedule_->Rearm(args))
     schedule_ = MakeSchedule(kind, args);
   schedule_active_ = true;

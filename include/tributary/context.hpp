@@ -42,6 +42,14 @@ enum class FailurePolicy {
   propagate  ///< Tell every rank; their reductions and executors fail with the report.
 };
 
+/// Who advances reductions between the user's polls.
+enum class ProgressPolicy {
+  polling,  ///< Default: CheckReduce and Context::Progress (the executor's hook) advance.
+  thread    ///< Also a Tributary thread that calls Progress() in a loop; needs
+            ///< MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE, and pays off only when each
+            ///< rank has a spare core.
+};
+
 /// Receives errors that cannot be thrown (destructors, finalisation order). The default
 /// prints the message to stderr and calls MPI_Abort (in the serial build it ends the process
 /// with exit code 1).
@@ -70,6 +78,14 @@ struct ContextOptions {
   ScheduleKind allgather_schedule = ScheduleKind::mpi_library;
   /// Parameters of the chosen schedules.
   ScheduleParams schedule_params;
+  /// Nodes for the two-level form (ScheduleParams::node_aware): 0 groups the ranks that
+  /// share memory (MPI_Comm_split_type); N > 0 makes every N consecutive ranks a virtual
+  /// node (to try the form on one machine). The node communicators are created with the
+  /// Context when node_aware is set or ranks_per_node > 0.
+  int ranks_per_node = 0;
+  /// Progress policy, and the pause of the progress thread between its passes.
+  ProgressPolicy progress = ProgressPolicy::polling;
+  std::chrono::microseconds progress_interval{20};
 };
 
 namespace detail {
@@ -124,6 +140,8 @@ class Context {
 
   /// Number of reduction objects currently alive on this Context.
   int LiveObjects() const noexcept;
+  /// Number of nodes of the two-level form (1 when the Context has no node layout).
+  int NodeCount() const noexcept;
   /// Number of communicators this Context has created so far (constant after construction).
   int CommunicatorsCreated() const noexcept;
 

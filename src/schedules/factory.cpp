@@ -19,8 +19,8 @@ constexpr KindInfo kKinds[] = {
     {ScheduleKind::mpi_library, "mpi_library", true, true, true, true},
     {ScheduleKind::binomial, "binomial", true, true, true, false},
     {ScheduleKind::knomial, "knomial", true, true, true, false},
-    {ScheduleKind::pipelined_tree, "pipelined_tree", false, false, true, false},
-    {ScheduleKind::recursive_doubling, "recursive_doubling", true, true, false, false},
+    {ScheduleKind::pipelined_tree, "pipelined_tree", true, false, true, false},
+    {ScheduleKind::recursive_doubling, "recursive_doubling", true, true, false, true},
     {ScheduleKind::rabenseifner, "rabenseifner", true, true, false, false},
     {ScheduleKind::ring, "ring", false, true, false, true},
     {ScheduleKind::reduce_bcast, "reduce_bcast", true, true, false, false},
@@ -65,16 +65,33 @@ std::unique_ptr<Schedule> MakeSchedule(ScheduleKind kind, const ScheduleArgs& ar
   if (!args.payload.commutative && !IsOrderKeeping(kind))
     throw UsageError(std::string("schedule '") + ToString(kind) +
                      "' does not keep rank order, so it cannot carry a non-commutative operator");
+  if (args.params.segment_bytes == 0) throw UsageError("ScheduleParams::segment_bytes must be positive");
+  if (kind == ScheduleKind::knomial && args.params.radix < 2)
+    throw UsageError("ScheduleParams::radix must be at least 2, got " + std::to_string(args.params.radix));
+  // The two-level form applies to allreduce and reduce; allgather always runs flat.
+  if (args.params.node_aware && args.collective != Collective::allgather) {
+    if (!args.nodes)
+      throw UsageError("node_aware schedule requested, but the Context has no node layout");
+    if (kind == ScheduleKind::mpi_library)
+      throw UsageError("the node-aware form needs one of Tributary's own schedules among the "
+                       "node leaders, not mpi_library");
+    if (!args.payload.commutative && !args.nodes->contiguous)
+      throw UsageError("the nodes are not contiguous rank ranges, so the node-aware form "
+                       "cannot carry a non-commutative operator");
+    if (args.nodes->count > 1 && args.nodes->count < static_cast<int>(args.nodes->node_of.size()))
+      return std::make_unique<NodeAwareSchedule>(kind, args);
+  }
   switch (kind) {
     case ScheduleKind::mpi_library: return std::make_unique<MpiLibrarySchedule>(args);
     case ScheduleKind::binomial:
-    case ScheduleKind::reduce_bcast: return std::make_unique<BinomialSchedule>(args, kind);
+    case ScheduleKind::knomial:
+    case ScheduleKind::reduce_bcast: return std::make_unique<KnomialSchedule>(args, kind);
+    case ScheduleKind::pipelined_tree: return std::make_unique<PipelinedTreeSchedule>(args);
     case ScheduleKind::recursive_doubling: return std::make_unique<RecursiveDoublingSchedule>(args);
+    case ScheduleKind::rabenseifner: return std::make_unique<RabenseifnerSchedule>(args);
     case ScheduleKind::ring: return std::make_unique<RingSchedule>(args);
-    default: break;
   }
-  throw UsageError(std::string("schedule '") + ToString(kind) +
-                   "' is not available in this build; use mpi_library");
+  throw UsageError(std::string("schedule '") + ToString(kind) + "' is not available in this build");
 }
 
 }  // namespace detail

@@ -1,9 +1,12 @@
-// Tributary's own schedules through the public API: every schedule x operator x count x
-// rank count equals a serial reference and gives every rank the same bits; non-commutative
-// operators keep rank order; several schedules are in flight at once in different orders.
+// Tributary's own schedules through the public API: every schedule x operator x type x
+// count x rank count equals a serial reference and gives every rank the same bits;
+// non-commutative operators keep rank order (or are refused by schedules that do not);
+// several schedules are in flight at once in different orders; the node-aware form runs
+// over virtual nodes (2 x 2 at 4 ranks, 2 + 1 at 3 ranks).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -20,13 +23,14 @@ using tributary::ScheduleKind;
 using tributary::TaskStatus;
 using tributary::testing::Mat;
 using tributary::testing::MatMul;
+using tributary::testing::Perm;
+using tributary::testing::PermCompose;
 using tributary::testing::Rank;
 using tributary::testing::Size;
 
 template <class R>
-void Wait(R& r) {
-  while (r.CheckReduce() != TaskStatus::complete) {
-  }
+void Wait(tributary::Context& ctx, R& r) {
+  while (r.CheckReduce() != TaskStatus::complete) ctx.Progress();
 }
 
 template <class T>
@@ -36,32 +40,80 @@ bool SameBitsEverywhere(const std::vector<T>& v) {
   return std::all_of(all.begin(), all.end(), [&](const std::string& b) { return b == all[0]; });
 }
 
-tributary::ContextOptions With(ScheduleKind allreduce, ScheduleKind reduce = ScheduleKind::binomial) {
+/// One configuration of the network phase.
+struct Config {
+  const char* name;
+  ScheduleKind kind;
+  int radix = 4;
+  std::size_t segment_bytes = 65536;
+  int ranks_per_node = 0;  // > 0: the node-aware form over virtual nodes of this size
+};
+
+tributary::ContextOptions Options(const Config& c, tributary::Collective which) {
   tributary::ContextOptions o;
-  o.allreduce_schedule = allreduce;
-  o.reduce_schedule = reduce;
+  o.allreduce_schedule = ScheduleKind::recursive_doubling;
+  o.reduce_schedule = ScheduleKind::binomial;
   o.allgather_schedule = ScheduleKind::ring;
+  switch (which) {
+    case tributary::Collective::allreduce: o.allreduce_schedule = c.kind; break;
+    case tributary::Collective::reduce: o.reduce_schedule = c.kind; break;
+    case tributary::Collective::allgather: o.allgather_schedule = c.kind; break;
+  }
+  o.schedule_params.radix = c.radix;
+  o.schedule_params.segment_bytes = c.segment_bytes;
+  o.schedule_params.node_aware = c.ranks_per_node > 0;
+  o.ranks_per_node = c.ranks_per_node;
   return o;
 }
 
-class AllreduceSchedules : public ::testing::TestWithParam<ScheduleKind> {};
-INSTANTIATE_TEST_SUITE_P(Own, AllreduceSchedules,
-                         ::testing::Values(ScheduleKind::binomial, ScheduleKind::reduce_bcast,
-                                           ScheduleKind::recursive_doubling, ScheduleKind::ring),
-                         [](const auto& param_info) {
-                           return std::string(tributary::ToString(param_info.param));
-                         });
+std::string Name(const ::testing::TestParamInfo<Config>& info) { return info.param.name; }
 
+// Counts: 0, 1, odd, 2^k ± 1, and one large (2^20 for the float test).
 const std::size_t kCounts[] = {0, 1, 2, 7, 31, 33, 1000, (1u << 16) + 1};
 
-TEST_P(AllreduceSchedules, IntegerSumsAreExactForEveryCount) {
-  tributary::Context ctx(With(GetParam()));
+/// Rank r's permutation for element i.
+Perm PermOf(int r, std::size_t i) { return Perm::Of(static_cast<unsigned>(r * 7919 + 1) + static_cast<unsigned>(i % 13)); }
+
+/// The serial reference: rank 0's · rank 1's · … for element i.
+Perm PermProduct(std::size_t i) {
+  Perm acc = PermOf(Size() - 1, i);
+  for (int q = Size() - 2; q >= 0; --q) PermCompose{}(PermOf(q, i), acc);
+  return acc;
+}
+
+// ---------------------------------------------------------------------------------------
+// Allreduce
+
+class Allreduce : public ::testing::TestWithParam<Config> {
+ protected:
+  tributary::ContextOptions Opts() const { return Options(GetParam(), tributary::Collective::allreduce); }
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    Own, Allreduce,
+    ::testing::Values(Config{"binomial", ScheduleKind::binomial},
+                      Config{"reduce_bcast", ScheduleKind::reduce_bcast},
+                      Config{"knomial3", ScheduleKind::knomial, 3},
+                      Config{"knomial4", ScheduleKind::knomial, 4},
+                      Config{"recursive_doubling", ScheduleKind::recursive_doubling},
+                      Config{"rabenseifner", ScheduleKind::rabenseifner},
+                      Config{"ring", ScheduleKind::ring},
+                      Config{"ring_segments_of_40_bytes", ScheduleKind::ring, 4, 40},
+                      Config{"mpi_library", ScheduleKind::mpi_library},
+                      Config{"nodes_of_2_recursive_doubling", ScheduleKind::recursive_doubling, 4, 65536, 2},
+                      Config{"nodes_of_2_rabenseifner", ScheduleKind::rabenseifner, 4, 65536, 2},
+                      Config{"nodes_of_2_ring", ScheduleKind::ring, 4, 64, 2},
+                      Config{"nodes_of_3_knomial", ScheduleKind::knomial, 3, 65536, 3}),
+    Name);
+
+TEST_P(Allreduce, IntegerSumsAreExactForEveryCount) {
+  tributary::Context ctx(Opts());
   tributary::AllReduce<std::vector<long>> r(ctx, "ints");
   for (std::size_t n : kCounts) {
     r.val.resize(n);
     for (std::size_t i = 0; i < n; ++i) r.val[i] = static_cast<long>(i) * (Rank() + 1) - Rank();
     r.StartReduce(tributary::Sum{});
-    Wait(r);
+    Wait(ctx, r);
     const long p = Size(), tri = p * (p + 1) / 2, ranks = p * (p - 1) / 2;
     bool ok = r.val.size() == n;
     for (std::size_t i = 0; ok && i < n; ++i) ok = r.val[i] == static_cast<long>(i) * tri - ranks;
@@ -69,153 +121,326 @@ TEST_P(AllreduceSchedules, IntegerSumsAreExactForEveryCount) {
   }
 }
 
-TEST_P(AllreduceSchedules, FloatSumsAgreeBitwiseOnEveryRank) {
-  tributary::Context ctx(With(GetParam()));
-  tributary::AllReduce<std::vector<double>> r(ctx, "doubles");
-  for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1) << 20}) {
-    r.val.resize(n);
-    for (std::size_t i = 0; i < n; ++i)
-      r.val[i] = (i % 3 ? 1e16 : 1.0) * ((Rank() + static_cast<int>(i)) % 2 ? 1 : -1) + 0.1 * Rank();
-    std::vector<double> mine = r.val;
-    r.StartReduce(tributary::Sum{});
-    Wait(r);
-    TRIBUTARY_EXPECT_ALL(SameBitsEverywhere(r.val));
-    // Close to the serial sum (the float result depends on the combine order).
-    std::vector<double> serial(n, 0.0);
-    for (int q = 0; q < Size(); ++q)
-      for (std::size_t i = 0; i < n; ++i)
-        serial[i] += (i % 3 ? 1e16 : 1.0) * ((q + static_cast<int>(i)) % 2 ? 1 : -1) + 0.1 * q;
+TEST_P(Allreduce, MinAndMaxOverOddCounts) {
+  tributary::Context ctx(Opts());
+  tributary::AllReduce<std::vector<int>> lo(ctx, "min"), hi(ctx, "max");
+  for (std::size_t n : {std::size_t(3), std::size_t(65)}) {
+    lo.val.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) lo.val[i] = static_cast<int>((i + 3 * static_cast<std::size_t>(Rank())) % 7);
+    hi.val = lo.val;
+    lo.StartReduce(tributary::Min{});
+    hi.StartReduce(tributary::Max{});
+    Wait(ctx, lo);
+    Wait(ctx, hi);
     bool ok = true;
-    for (std::size_t i = 0; ok && i < n; ++i) ok = std::abs(r.val[i] - serial[i]) <= 8.0 * Size();
+    for (std::size_t i = 0; i < n; ++i) {
+      int mn = 7, mx = -1;
+      for (int q = 0; q < Size(); ++q) {
+        const int v = static_cast<int>((i + 3 * static_cast<std::size_t>(q)) % 7);
+        mn = std::min(mn, v);
+        mx = std::max(mx, v);
+      }
+      ok = ok && lo.val[i] == mn && hi.val[i] == mx;
+    }
     TRIBUTARY_EXPECT_ALL(ok);
   }
 }
 
-TEST_P(AllreduceSchedules, NonCommutativeOperatorsKeepRankOrderOrAreRefused) {
-  tributary::Context ctx(With(GetParam()));
-  tributary::AllReduce<std::vector<Mat>> r(ctx, "matrices");
-  Mat expect = MatMul::identity();
-  for (int q = 0; q < Size(); ++q) {
-    Mat m = q % 2 ? Mat{1, q + 1, 0, 1} : Mat{1, 0, q + 2, 1};
-    MatMul{}(expect, m);
-    expect = m;
-  }
-  const Mat mine = Rank() % 2 ? Mat{1, Rank() + 1, 0, 1} : Mat{1, 0, Rank() + 2, 1};
-  r.val.assign(5, mine);
-  std::string error;
-  try {
-    r.StartReduce(MatMul{});
-    Wait(r);
-  } catch (const tributary::UsageError& e) {
-    error = e.what();
-  }
-  if (tributary::IsOrderKeeping(GetParam()) || Size() == 1) {
-    TRIBUTARY_EXPECT_ALL(error.empty() && r.val.size() == 5u &&
-                         std::all_of(r.val.begin(), r.val.end(), [&](const Mat& m) { return m == expect; }));
-  } else {
-    TRIBUTARY_EXPECT_ALL(error.find("does not keep rank order") != std::string::npos);
+TEST_P(Allreduce, FloatSumsAgreeBitwiseOnEveryRank) {
+  tributary::Context ctx(Opts());
+  tributary::AllReduce<std::vector<double>> r(ctx, "doubles");
+  const auto value = [](int q, std::size_t i) {
+    return (i % 3 ? 1e16 : 1.0) * ((q + static_cast<int>(i)) % 2 ? 1 : -1) + 0.1 * q;
+  };
+  for (std::size_t n : {std::size_t(1), std::size_t(33), std::size_t(1) << 20}) {
+    r.val.resize(n);
+    for (std::size_t i = 0; i < n; ++i) r.val[i] = value(Rank(), i);
+    r.StartReduce(tributary::Sum{});
+    Wait(ctx, r);
+    TRIBUTARY_EXPECT_ALL(SameBitsEverywhere(r.val));
+    // Close to the serial sum (the float result depends on the combine order).
+    bool ok = r.val.size() == n;
+    for (std::size_t i = 0; ok && i < n; ++i) {
+      double serial = 0;
+      for (int q = 0; q < Size(); ++q) serial += value(q, i);
+      ok = std::abs(r.val[i] - serial) <= 8.0 * Size();
+    }
+    TRIBUTARY_EXPECT_ALL(ok);
   }
 }
 
-TEST_P(AllreduceSchedules, RegionalBatchAndMinLocTravelPacked) {
-  tributary::Context ctx(With(GetParam()));
+TEST_P(Allreduce, NonCommutativeOperatorsKeepRankOrderOrAreRefused) {
+  tributary::Context ctx(Opts());
+  const bool keeps = tributary::IsOrderKeeping(GetParam().kind);
+  for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(4097)}) {
+    tributary::AllReduce<std::vector<Perm>> r(ctx, "permutations");
+    r.val.resize(n);
+    for (std::size_t i = 0; i < n; ++i) r.val[i] = PermOf(Rank(), i);
+    std::string error;
+    try {
+      r.StartReduce(PermCompose{});
+      Wait(ctx, r);
+    } catch (const tributary::UsageError& e) {
+      error = e.what();
+    }
+    if (keeps || Size() == 1) {
+      bool ok = error.empty() && r.val.size() == n;
+      for (std::size_t i = 0; ok && i < n; ++i) ok = r.val[i] == PermProduct(i);
+      TRIBUTARY_EXPECT_ALL(ok);
+      TRIBUTARY_EXPECT_ALL(SameBitsEverywhere(r.val));
+    } else {
+      TRIBUTARY_EXPECT_ALL(error.find("does not keep rank order") != std::string::npos);
+    }
+  }
+}
+
+TEST_P(Allreduce, MatricesKeepRankOrder) {
+  if (!tributary::IsOrderKeeping(GetParam().kind)) GTEST_SKIP() << "not order-keeping";
+  tributary::Context ctx(Opts());
+  tributary::AllReduce<std::vector<Mat>> r(ctx, "matrices");
+  Mat expect = MatMul::identity();
+  for (int q = Size() - 1; q >= 0; --q) MatMul{}(q % 2 ? Mat{1, q + 1, 0, 1} : Mat{1, 0, q + 2, 1}, expect);
+  r.val.assign(5, Rank() % 2 ? Mat{1, Rank() + 1, 0, 1} : Mat{1, 0, Rank() + 2, 1});
+  r.StartReduce(MatMul{});
+  Wait(ctx, r);
+  TRIBUTARY_EXPECT_ALL(r.val.size() == 5u &&
+                       std::all_of(r.val.begin(), r.val.end(), [&](const Mat& m) { return m == expect; }));
+}
+
+TEST_P(Allreduce, RegionalBatchAndMinLocTravelPacked) {
+  tributary::Context ctx(Opts());
   tributary::Batch step(ctx, "step");
   auto& dt = step.Add<double>(tributary::Min{});
+  auto& total = step.Add<long>(tributary::Sum{});
   auto& where = step.Add<tributary::ValueLoc<double>>(tributary::MinLoc{});
   const int lists = Rank() % 2 ? 0 : 3;
   step.Expect(lists);
   for (int i = 0; i < lists; ++i) {
     dt.Contribute(i, 1.0 + Rank() + i);
+    total.Contribute(i, 1);
     where.Contribute(i, {2.0, Rank() * 10 + i});
   }
-  Wait(step);
-  TRIBUTARY_EXPECT_ALL(dt.val == 1.0 && where.val.value == 2.0 && where.val.index == 0);
+  Wait(ctx, step);
+  TRIBUTARY_EXPECT_ALL(dt.val == 1.0 && total.val == 3L * ((Size() + 1) / 2) && where.val.value == 2.0 &&
+                       where.val.index == 0);
 }
 
-TEST(Schedules, BinomialReduceToEveryRootKeepsOrderAndOtherRanksValues) {
-  tributary::Context ctx(With(ScheduleKind::ring, ScheduleKind::binomial));
-  for (int root = 0; root < Size(); ++root) {
-    tributary::Reduce<std::vector<int>> r(ctx, "to root");
-    r.val = {Rank() + 1, 1, -Rank()};
-    r.StartReduce(root, tributary::Sum{});
-    Wait(r);
-    const int p = Size();
-    if (Rank() == root)
-      TRIBUTARY_EXPECT_ALL((r.val == std::vector<int>{p * (p + 1) / 2, p, -p * (p - 1) / 2}));
-    else
-      TRIBUTARY_EXPECT_ALL((r.val == std::vector<int>{Rank() + 1, 1, -Rank()}));
+// ---------------------------------------------------------------------------------------
+// Reduce
+
+class Reduce : public ::testing::TestWithParam<Config> {
+ protected:
+  tributary::ContextOptions Opts() const { return Options(GetParam(), tributary::Collective::reduce); }
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    Own, Reduce,
+    ::testing::Values(Config{"binomial", ScheduleKind::binomial},
+                      Config{"knomial3", ScheduleKind::knomial, 3},
+                      Config{"pipelined_tree", ScheduleKind::pipelined_tree},
+                      Config{"pipelined_tree_segments_of_24_bytes", ScheduleKind::pipelined_tree, 4, 24},
+                      Config{"mpi_library", ScheduleKind::mpi_library},
+                      Config{"nodes_of_2_binomial", ScheduleKind::binomial, 4, 65536, 2},
+                      Config{"nodes_of_2_pipelined_tree", ScheduleKind::pipelined_tree, 4, 48, 2}),
+    Name);
+
+TEST_P(Reduce, ToEveryRootExactlyAndOtherRanksKeepTheirValues) {
+  tributary::Context ctx(Opts());
+  tributary::Reduce<std::vector<long>> r(ctx, "to root");
+  for (std::size_t n : kCounts) {
+    for (int root = 0; root < Size(); ++root) {
+      r.val.resize(n);
+      for (std::size_t i = 0; i < n; ++i) r.val[i] = static_cast<long>(i % 1000) * (Rank() + 1) - Rank();
+      const std::vector<long> mine = r.val;
+      r.StartReduce(root, tributary::Sum{});
+      Wait(ctx, r);
+      const long p = Size(), tri = p * (p + 1) / 2, ranks = p * (p - 1) / 2;
+      bool ok = r.val.size() == n;
+      if (Rank() == root)
+        for (std::size_t i = 0; ok && i < n; ++i) ok = r.val[i] == static_cast<long>(i % 1000) * tri - ranks;
+      else
+        ok = ok && r.val == mine;
+      TRIBUTARY_EXPECT_ALL(ok);
+    }
   }
 }
 
-TEST(Schedules, RingAllGatherInRankOrder) {
-  tributary::Context ctx(With(ScheduleKind::ring));
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(17)}) {
+TEST_P(Reduce, NonCommutativeOperatorsGiveRankOrderWhateverTheRoot) {
+  tributary::Context ctx(Opts());
+  tributary::Reduce<std::vector<Perm>> r(ctx, "permutations");
+  for (std::size_t n : {std::size_t(1), std::size_t(9), std::size_t(3001)}) {
+    for (int root = 0; root < Size(); ++root) {
+      r.val.resize(n);
+      for (std::size_t i = 0; i < n; ++i) r.val[i] = PermOf(Rank(), i);
+      r.StartReduce(root, PermCompose{});
+      Wait(ctx, r);
+      bool ok = r.val.size() == n;
+      for (std::size_t i = 0; ok && i < n; ++i)
+        ok = r.val[i] == (Rank() == root ? PermProduct(i) : PermOf(Rank(), i));
+      TRIBUTARY_EXPECT_ALL(ok);
+    }
+  }
+}
+
+TEST_P(Reduce, LargeFloatVectorsMatchTheSerialSum) {
+  tributary::Context ctx(Opts());
+  tributary::Reduce<std::vector<double>> r(ctx, "large");
+  const std::size_t n = (std::size_t(1) << 18) + 1;
+  const int root = Size() - 1;
+  r.val.resize(n);
+  for (std::size_t i = 0; i < n; ++i) r.val[i] = 0.5 * static_cast<double>(i % 97) + Rank();
+  r.StartReduce(root, tributary::Sum{});
+  Wait(ctx, r);
+  bool ok = true;
+  if (Rank() == root)
+    for (std::size_t i = 0; ok && i < n; ++i)
+      ok = r.val[i] == 0.5 * static_cast<double>(i % 97) * Size() + Size() * (Size() - 1) / 2.0;
+  TRIBUTARY_EXPECT_ALL(ok);
+}
+
+// ---------------------------------------------------------------------------------------
+// Allgather
+
+class Allgather : public ::testing::TestWithParam<Config> {};
+
+INSTANTIATE_TEST_SUITE_P(Own, Allgather,
+                         ::testing::Values(Config{"ring", ScheduleKind::ring},
+                                           Config{"recursive_doubling", ScheduleKind::recursive_doubling},
+                                           Config{"mpi_library", ScheduleKind::mpi_library}),
+                         Name);
+
+TEST_P(Allgather, BlocksArriveInRankOrder) {
+  tributary::Context ctx(Options(GetParam(), tributary::Collective::allgather));
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(17), std::size_t(4097)}) {
     tributary::AllGather<std::vector<int>> g(ctx);
-    g.local.assign(n, Rank());
+    g.local.resize(n);
+    for (std::size_t i = 0; i < n; ++i) g.local[i] = Rank() * 100000 + static_cast<int>(i);
     g.StartReduce();
-    Wait(g);
+    Wait(ctx, g);
     bool ok = static_cast<int>(g.val.size()) == Size();
-    for (int q = 0; ok && q < Size(); ++q) ok = g.val[static_cast<std::size_t>(q)] == std::vector<int>(n, q);
+    for (int q = 0; ok && q < Size(); ++q) {
+      const auto& block = g.val[static_cast<std::size_t>(q)];
+      ok = block.size() == n;
+      for (std::size_t i = 0; ok && i < n; ++i) ok = block[i] == q * 100000 + static_cast<int>(i);
+    }
     TRIBUTARY_EXPECT_ALL(ok);
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Several at once, and errors
+
 TEST(Schedules, ManyInFlightWithDifferentStartOrdersNeverMixMessages) {
-  tributary::Context ctx(With(ScheduleKind::recursive_doubling, ScheduleKind::binomial));
-  std::vector<tributary::AllReduce<std::vector<long>>> objects;
-  for (int k = 0; k < 6; ++k) objects.emplace_back(ctx, "o" + std::to_string(k));
+  tributary::ContextOptions o;
+  o.allreduce_schedule = ScheduleKind::rabenseifner;
+  o.reduce_schedule = ScheduleKind::pipelined_tree;
+  o.allgather_schedule = ScheduleKind::recursive_doubling;
+  o.schedule_params.segment_bytes = 64;
+  tributary::Context ctx(o);
+  std::vector<tributary::AllReduce<std::vector<long>>> sums;
+  std::vector<tributary::Reduce<std::vector<long>>> reduces;
+  for (int k = 0; k < 4; ++k) sums.emplace_back(ctx, "sum" + std::to_string(k));
+  for (int k = 0; k < 3; ++k) reduces.emplace_back(ctx, "reduce" + std::to_string(k));
   std::mt19937 rng(99u + static_cast<unsigned>(Rank()));
   bool ok = true;
-  for (int gen = 0; gen < 30; ++gen) {
-    std::vector<int> order(objects.size());
+  for (int gen = 0; gen < 20; ++gen) {
+    std::vector<int> order(sums.size() + reduces.size());
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
     for (int k : order) {
-      objects[static_cast<std::size_t>(k)].val.assign(static_cast<std::size_t>(k * 100 + 1),
-                                                      static_cast<long>(k + gen));
-      objects[static_cast<std::size_t>(k)].StartReduce(tributary::Sum{});
+      const auto n = static_cast<std::size_t>(k * 37 + 1);
+      if (k < 4) {
+        sums[static_cast<std::size_t>(k)].val.assign(n, static_cast<long>(k + gen));
+        sums[static_cast<std::size_t>(k)].StartReduce(tributary::Sum{});
+      } else {
+        auto& r = reduces[static_cast<std::size_t>(k - 4)];
+        r.val.assign(n, static_cast<long>(k + gen));
+        r.StartReduce((k + gen) % Size(), tributary::Sum{});
+      }
     }
     std::shuffle(order.begin(), order.end(), rng);
-    // Own schedules move only when polled: waiting on one object while the other rank waits
+    // Own schedules move only when polled: waiting on one object while another rank waits
     // on another needs the Context's progress (what an executor's progress hook does).
-    for (int k : order)
-      while (objects[static_cast<std::size_t>(k)].CheckReduce() != TaskStatus::complete)
-        ctx.Progress();
-    for (std::size_t k = 0; k < objects.size(); ++k)
-      ok = ok && objects[k].val.back() == static_cast<long>(k + static_cast<std::size_t>(gen)) * Size();
+    for (int k : order) {
+      if (k < 4) {
+        Wait(ctx, sums[static_cast<std::size_t>(k)]);
+        ok = ok && sums[static_cast<std::size_t>(k)].val.back() == static_cast<long>(k + gen) * Size();
+      } else {
+        auto& r = reduces[static_cast<std::size_t>(k - 4)];
+        Wait(ctx, r);
+        const long expect = static_cast<long>(k + gen) * (Rank() == (k + gen) % Size() ? Size() : 1);
+        ok = ok && std::all_of(r.val.begin(), r.val.end(), [&](long v) { return v == expect; });
+      }
+    }
   }
   TRIBUTARY_EXPECT_ALL(ok);
 }
 
-TEST(Schedules, SchedulesNotAvailableOrNotApplicableAreClearErrors) {
-  {
-    tributary::Context ctx(With(ScheduleKind::rabenseifner));
-    tributary::AllReduce<double> r(ctx);
-    r.val = 1.0;
-    std::string error;
-    try {
-      r.StartReduce(tributary::Sum{});
-      Wait(r);
-    } catch (const tributary::UsageError& e) {
-      error = e.what();
-    }
-    if (Size() > 1) TRIBUTARY_EXPECT_ALL(error.find("'rabenseifner' is not available") != std::string::npos);
+template <class Start>
+std::string ErrorOf(Start start) {
+  try {
+    start();
+  } catch (const tributary::UsageError& e) {
+    return e.what();
   }
+  return "";
+}
+
+TEST(Schedules, SchedulesThatDoNotApplyAreClearErrors) {
+  tributary::ContextOptions o;
+  o.allreduce_schedule = ScheduleKind::pipelined_tree;  // reduce only
+  o.reduce_schedule = ScheduleKind::ring;               // allreduce and allgather only
+  o.allgather_schedule = ScheduleKind::binomial;        // no allgather
+  tributary::Context ctx(o);
+  tributary::AllReduce<double> a(ctx);
+  tributary::Reduce<double> r(ctx);
+  tributary::AllGather<int> g(ctx);
+  const auto a_error = ErrorOf([&] { a.StartReduce(tributary::Sum{}); Wait(ctx, a); });
+  const auto r_error = ErrorOf([&] { r.StartReduce(0, tributary::Sum{}); Wait(ctx, r); });
+  const auto g_error = ErrorOf([&] { g.StartReduce(); Wait(ctx, g); });
+  if (Size() > 1) {
+    TRIBUTARY_EXPECT_ALL(a_error.find("'pipelined_tree' does not implement") != std::string::npos);
+    TRIBUTARY_EXPECT_ALL(r_error.find("'ring' does not implement") != std::string::npos);
+    TRIBUTARY_EXPECT_ALL(g_error.find("'binomial' does not implement") != std::string::npos);
+  }
+}
+
+TEST(Schedules, BadParametersAreClearErrors) {
   {
-    tributary::ContextOptions o = With(ScheduleKind::ring);
-    o.reduce_schedule = ScheduleKind::ring;  // ring does not implement reduce
+    tributary::ContextOptions o;
+    o.allreduce_schedule = ScheduleKind::knomial;
+    o.schedule_params.radix = 1;
     tributary::Context ctx(o);
-    tributary::Reduce<double> r(ctx);
-    r.val = 1.0;
-    std::string error;
-    try {
-      r.StartReduce(0, tributary::Sum{});
-      Wait(r);
-    } catch (const tributary::UsageError& e) {
-      error = e.what();
-    }
-    if (Size() > 1) TRIBUTARY_EXPECT_ALL(error.find("'ring' does not implement") != std::string::npos);
+    tributary::AllReduce<double> a(ctx);
+    const auto error = ErrorOf([&] { a.StartReduce(tributary::Sum{}); Wait(ctx, a); });
+    if (Size() > 1) TRIBUTARY_EXPECT_ALL(error.find("radix must be at least 2, got 1") != std::string::npos);
   }
+  {
+    tributary::ContextOptions o;
+    o.allreduce_schedule = ScheduleKind::mpi_library;
+    o.schedule_params.node_aware = true;
+    o.ranks_per_node = 2;
+    tributary::Context ctx(o);
+    tributary::AllReduce<double> a(ctx);
+    const auto error = ErrorOf([&] { a.StartReduce(tributary::Sum{}); Wait(ctx, a); });
+    if (Size() > 1) TRIBUTARY_EXPECT_ALL(error.find("not mpi_library") != std::string::npos);
+  }
+  {
+    tributary::ContextOptions o;
+    o.ranks_per_node = -1;
+    EXPECT_THROW(tributary::Context ctx(o), tributary::UsageError);
+  }
+}
+
+TEST(Schedules, VirtualNodesGroupConsecutiveRanks) {
+  for (int per_node : {1, 2, 3}) {
+    tributary::ContextOptions o;
+    o.ranks_per_node = per_node;
+    tributary::Context ctx(o);
+    TRIBUTARY_EXPECT_ALL(ctx.NodeCount() == (Size() + per_node - 1) / per_node);
+  }
+  tributary::Context flat;
+  TRIBUTARY_EXPECT_ALL(flat.NodeCount() == 1);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tributary/config.hpp"
 
@@ -22,12 +23,12 @@ enum class Collective { allreduce, reduce, allgather };
 enum class ScheduleKind {
   mpi_library,         ///< The MPI library's own non-blocking collective.
   binomial,            ///< reduce: binomial tree; allreduce: binomial reduce + binomial bcast.
-  knomial,             ///< Not available yet (k-nomial tree with a radix).
-  pipelined_tree,      ///< Not available yet (segmented pipelined tree).
-  recursive_doubling,  ///< allreduce: recursive doubling, fold-in for non-powers of 2.
-  rabenseifner,        ///< Not available yet (reduce-scatter + allgather).
-  ring,                ///< allreduce (reduce-scatter ring + allgather ring) and allgather;
-                       ///< not order-keeping, not yet segmented.
+  knomial,             ///< reduce, allreduce: k-nomial tree with ScheduleParams::radix.
+  pipelined_tree,      ///< reduce: segmented pipeline along a chain, for large messages.
+  recursive_doubling,  ///< allreduce, allgather: recursive doubling, fold-in for non-powers of 2.
+  rabenseifner,        ///< allreduce: reduce-scatter (recursive halving) + allgather.
+  ring,                ///< allreduce (segmented reduce-scatter ring + allgather ring) and
+                       ///< allgather; not order-keeping.
   reduce_bcast,        ///< allreduce: binomial reduce to rank 0, then binomial broadcast.
 };
 
@@ -44,7 +45,11 @@ bool Supports(ScheduleKind kind, Collective c) noexcept;
 /// Parameters of a schedule (those that do not apply are ignored).
 struct ScheduleParams {
   int radix = 4;                      ///< k-nomial radix (>= 2).
-  std::size_t segment_bytes = 65536;  ///< Segment size for pipelined tree and ring.
+  std::size_t segment_bytes = 65536;  ///< Segment size for pipelined tree and ring (> 0).
+  /// Two-level form: combine within each node (binomial, in rank order), run the schedule
+  /// among the node leaders, release within the node. Nodes are the shared-memory groups
+  /// of the communicator, or virtual nodes (ContextOptions::ranks_per_node).
+  bool node_aware = false;
 };
 
 namespace detail {
@@ -66,6 +71,19 @@ struct Payload {
 #endif
 };
 
+#if TRIBUTARY_HAVE_MPI
+/// How the ranks of a communicator group into nodes, for the two-level form. Owned by the
+/// Context (built once, collectively).
+struct NodeLayout {
+  MPI_Comm node = MPI_COMM_NULL;     ///< The ranks of this rank's node, in rank order.
+  MPI_Comm leaders = MPI_COMM_NULL;  ///< One rank per node (its lowest); null elsewhere.
+  int count = 1;                     ///< Number of nodes.
+  bool contiguous = true;            ///< Every node is a contiguous range of ranks.
+  std::vector<int> node_of;          ///< Per rank of the communicator: its node.
+  std::vector<int> local_of;         ///< Per rank: its rank within its node.
+};
+#endif
+
 /// Where a schedule runs and on which buffers.
 struct ScheduleArgs {
   Collective collective = Collective::allreduce;
@@ -73,6 +91,8 @@ struct ScheduleArgs {
 #if TRIBUTARY_HAVE_MPI
   MPI_Comm comm = MPI_COMM_NULL;  ///< Own schedules: the Context's point-to-point comm;
                                   ///< MPI-library path: the object's pool communicator.
+  /// The node layout (two-level form); null when the Context has none.
+  const NodeLayout* nodes = nullptr;
 #endif
   int tag = 0;  ///< Own schedules use tags tag .. tag + kTagsPerSchedule - 1 only.
   /// allreduce: in and out, in place. reduce: in; the result is written here on the root
