@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "context_impl.hpp"
@@ -81,6 +83,69 @@ std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, in
       nodes->contiguous = false;
   }
   return nodes;
+}
+
+// The selection tree's text: the options' file, else TRIBUTARY_SELECTION, else built in;
+// read on rank 0 and broadcast, so every rank parses the same bytes (and fails alike).
+SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option) {
+  std::string name, text, error;
+  if (rank == 0) {
+    std::string file = option;
+    if (file.empty()) {
+      const char* env = std::getenv("TRIBUTARY_SELECTION");
+      if (env && *env) file = env;
+    }
+    if (file.empty()) {
+      name = "built-in selection tree";
+      text = SelectionTree::DefaultJson();
+    } else {
+      name = file;
+      std::ifstream in(file, std::ios::binary);
+      std::ostringstream buf;
+      if (in) buf << in.rdbuf();
+      if (!in) error = "cannot read the selection tree file '" + file + "'";
+      text = buf.str();
+    }
+  }
+  const auto bcast = [&](std::string* str) {
+    long long n = static_cast<long long>(str->size());
+    CheckMpi(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm), "MPI_Bcast");
+    str->resize(static_cast<std::size_t>(n));
+    if (n) CheckMpi(MPI_Bcast(str->data(), static_cast<int>(n), MPI_CHAR, 0, comm), "MPI_Bcast");
+  };
+  bcast(&error);
+  if (!error.empty()) throw UsageError("tributary::Context: " + error);
+  bcast(&name);
+  bcast(&text);
+  return SelectionTree::Parse(text, name);
+}
+
+// Ranks per node (the largest node) and node count, from the layout or from a temporary
+// shared-memory split.
+SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed) {
+  SelectionFacts f;
+  f.comm_size = size;
+  f.node_count = 1;
+  f.ranks_per_node = size;  // unknown unless needed: then measured below
+  if (nodes) {
+    std::vector<int> per(static_cast<std::size_t>(nodes->count), 0);
+    for (int n : nodes->node_of) ++per[static_cast<std::size_t>(n)];
+    f.node_count = nodes->count;
+    f.ranks_per_node = *std::max_element(per.begin(), per.end());
+    return f;
+  }
+  if (!needed) return f;
+  MPI_Comm shared = MPI_COMM_NULL;
+  CheckMpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared),
+           "MPI_Comm_split_type");
+  int local_size = 1, local_rank = 0;
+  MPI_Comm_size(shared, &local_size);
+  MPI_Comm_rank(shared, &local_rank);
+  MPI_Comm_free(&shared);
+  int leader = local_rank == 0 ? 1 : 0;
+  CheckMpi(MPI_Allreduce(&local_size, &f.ranks_per_node, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  CheckMpi(MPI_Allreduce(&leader, &f.node_count, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
+  return f;
 }
 
 void ProgressLoop(Context* ctx) {
@@ -201,6 +266,21 @@ Context::Context(ContextOptions options)
     throw UsageError("tributary::Context: the run_to_run and rank_count_independent "
                      "determinism modes are not available yet; use Determinism::fast");
   impl_->slot_used.assign(static_cast<std::size_t>(impl_->options.communicator_pool), 0);
+  std::string text = SelectionTree::DefaultJson(), name = "built-in selection tree";
+  std::string file = impl_->options.selection_file;
+  if (file.empty() && std::getenv("TRIBUTARY_SELECTION")) file = std::getenv("TRIBUTARY_SELECTION");
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream buf;
+    if (in) buf << in.rdbuf();
+    if (!in) throw UsageError("tributary::Context: cannot read the selection tree file '" + file + "'");
+    text = buf.str();
+    name = file;
+  }
+  const SelectionTree tree = SelectionTree::Parse(text, name);
+  for (int c = 0; c < 3; ++c) impl_->selection[c] = tree.Prune(impl_->facts, static_cast<Collective>(c));
+  const char* log = std::getenv("TRIBUTARY_LOG");
+  impl_->log_selection = log && std::strstr(log, "selection");
 }
 #endif
 
@@ -228,6 +308,10 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   d.user = comm;
   detail::CheckMpi(MPI_Comm_rank(comm, &d.rank), "MPI_Comm_rank");
   detail::CheckMpi(MPI_Comm_size(comm, &d.size), "MPI_Comm_size");
+  if (d.options.ranks_per_node < 0)
+    throw UsageError("ContextOptions::ranks_per_node must not be negative");
+  // Before any communicator is made: an invalid tree throws with nothing to clean up.
+  const SelectionTree tree = detail::LoadSelection(comm, d.rank, d.options.selection_file);
   void* attr = nullptr;
   int flag = 0;
   detail::CheckMpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &attr, &flag), "MPI_Comm_get_attr");
@@ -239,11 +323,24 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   d.pool.reserve(static_cast<std::size_t>(pool));
   for (int i = 0; i < pool; ++i) d.pool.push_back(detail::DupOwned(comm, &d.comms_created));
   d.slot_used.assign(static_cast<std::size_t>(pool), 0);
-  if (d.options.ranks_per_node < 0)
-    throw UsageError("ContextOptions::ranks_per_node must not be negative");
   if (d.options.schedule_params.node_aware || d.options.ranks_per_node > 0)
     d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
                                      &d.comms_created);
+  // A tree that tests the node layout costs one temporary communicator here (freed at once).
+  using Pred = SelectionTree::Pred;
+  d.facts = detail::NodeFacts(comm, d.size, d.nodes.get(),
+                              tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
+                                  tree.Tests(static_cast<std::uint8_t>(Pred::node_count)) ||
+                                  tree.UsesNodeAware());
+  bool node_aware_leaf = false;
+  for (int c = 0; c < 3; ++c) {
+    d.selection[c] = tree.Prune(d.facts, static_cast<Collective>(c));
+    node_aware_leaf = node_aware_leaf || d.selection[c].UsesNodeAware();
+  }
+  if (node_aware_leaf && !d.nodes && d.facts.node_count > 1 && d.facts.node_count < d.size)
+    d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, 0, &d.comms_created);
+  const char* log = std::getenv("TRIBUTARY_LOG");
+  d.log_selection = log && std::strstr(log, "selection");
   if (d.options.progress == ProgressPolicy::thread) {
     if (d.size > 1 && d.thread_level < MPI_THREAD_SERIALIZED)
       throw UsageError("ProgressPolicy::thread needs MPI initialised with at least "
@@ -300,6 +397,12 @@ void Context::HandleError(const std::string& message) noexcept { impl_->HandleEr
 
 int Context::Rank() const noexcept { return impl_->rank; }
 int Context::Size() const noexcept { return impl_->size; }
+const SelectionTree& Context::Selection(Collective collective) const noexcept {
+  return impl_->selection[static_cast<int>(collective)];
+}
+
+const SelectionFacts& Context::Facts() const noexcept { return impl_->facts; }
+
 const ContextOptions& Context::Options() const noexcept { return impl_->options; }
 int Context::CommunicatorsCreated() const noexcept { return impl_->comms_created; }
 

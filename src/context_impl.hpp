@@ -35,6 +35,11 @@ struct ContextImpl {
   int comms_created = 0;
   std::thread::id owner_thread;
 
+  /// The selection tree pruned per collective (allreduce, reduce, allgather), its facts,
+  /// and whether TRIBUTARY_LOG asks for one line per choice.
+  SelectionTree selection[3];
+  SelectionFacts facts;
+  bool log_selection = false;
 #if TRIBUTARY_HAVE_MPI
   MPI_Comm user = MPI_COMM_NULL;
   MPI_Comm p2p = MPI_COMM_NULL;   // Tributary's own schedules (tags per object+generation)

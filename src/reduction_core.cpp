@@ -1,6 +1,8 @@
 #include "tributary/detail/reduction_core.hpp"
 
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "context_impl.hpp"
@@ -200,6 +202,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     throw UsageError(Where() + ": network phase launched while " + ToString(State()));
   spec_ = spec;
   auto& impl = ctx_->Impl();
+  ChooseSchedule();
   if (impl.size == 1) {
     phase_.store(Phase::in_flight, std::memory_order_release);
     return;  // nothing to send: Check finishes at once
@@ -236,6 +239,52 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   phase_.store(Phase::in_flight, std::memory_order_release);
 }
 
+// The schedule of this generation: forced by the options, or chosen by the pruned selection
+// tree from inputs that are identical on every rank (DebugLevel::full checks the choice
+// with the signature).
+void ReductionCore::ChooseSchedule() {
+  auto& impl = ctx_->Impl();
+  const auto& o = impl.options;
+  const std::optional<ScheduleKind>& forced =
+      spec_.collective == Collective::reduce      ? o.reduce_schedule
+      : spec_.collective == Collective::allgather ? o.allgather_schedule
+                                                  : o.allreduce_schedule;
+  const std::size_t bytes = spec_.packed ? spec_.packed->bytes
+                                         : spec_.payload.count * spec_.payload.elem_size;
+  if (forced) {
+    kind_ = *forced;
+    params_ = o.schedule_params;
+  } else {
+    SelectionInput in;
+    in.bytes = bytes;
+    in.builtin_op = spec_.builtin_op;
+    in.commutative = spec_.payload.commutative;
+    in.memory = MemorySpace::host;
+    in.determinism = static_cast<int>(o.determinism);
+    const SelectionChoice c = impl.selection[static_cast<int>(spec_.collective)].Select(in);
+    kind_ = c.kind;
+    params_ = c.params;
+    // A node-aware leaf runs flat where the communicator has one node or one rank per node.
+#if TRIBUTARY_HAVE_MPI
+    if (params_.node_aware && (!impl.nodes || impl.nodes->count <= 1 ||
+                               impl.nodes->count >= impl.size))
+      params_.node_aware = false;
+#endif
+  }
+  if (spec_.signature != 0)
+    spec_.signature = (spec_.signature * 131 + static_cast<std::uint64_t>(kind_) + 1) * 31 +
+                      static_cast<std::uint64_t>(params_.radix) * 7 + params_.segment_bytes +
+                      (params_.node_aware ? 1 : 0);
+  if (impl.log_selection) {
+    static const char* names[] = {"allreduce", "reduce", "allgather"};
+    std::fprintf(stderr, "tributary: %s: %s of %zu B (%s, %s operator) -> %s%s%s\n",
+                 Where().c_str(), names[static_cast<int>(spec_.collective)], bytes,
+                 spec_.builtin_op ? "builtin" : "user",
+                 spec_.payload.commutative ? "commutative" : "non-commutative", ToString(kind_),
+                 params_.node_aware ? " (node-aware)" : "", forced ? " [forced by ContextOptions]" : "");
+  }
+}
+
 void ReductionCore::StartSchedule() {
 #if TRIBUTARY_HAVE_MPI
   auto& impl = ctx_->Impl();
@@ -245,10 +294,8 @@ void ReductionCore::StartSchedule() {
   args.data = spec_.data;
   args.result = spec_.result;
   args.payload = spec_.payload;
-  args.params = impl.options.schedule_params;
-  ScheduleKind kind = impl.options.allreduce_schedule;
-  if (spec_.collective == Collective::reduce) kind = impl.options.reduce_schedule;
-  if (spec_.collective == Collective::allgather) kind = impl.options.allgather_schedule;
+  args.params = params_;
+  const ScheduleKind kind = kind_;
   if (spec_.packed) {
     args.payload.count = 1;
     args.payload.elem_size = spec_.packed->bytes;

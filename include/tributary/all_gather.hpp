@@ -56,6 +56,8 @@ class AllGather {
     return TaskStatus::complete;
   }
   /// Complete once `val` holds every rank's value; see AllReduce::CheckReduce.
+  /// The schedule that carries (or carried) the current or last generation.
+  ScheduleKind ScheduleUsed() const noexcept { return core_->ScheduleUsed(); }
   TaskStatus CheckReduce() { return core_->Check(); }
 
   detail::Phase State() const noexcept { return core_->State(); }

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "tributary/config.hpp"
 #include "tributary/detail/schedule.hpp"
+#include "tributary/selection.hpp"
 #include "tributary/tasks/task_status.hpp"
 
 #if TRIBUTARY_HAVE_MPI
@@ -72,12 +74,17 @@ struct ContextOptions {
   FailurePolicy on_failure = FailurePolicy::abort;
   /// Errors that cannot be thrown go here; empty means the default (message + abort).
   ErrorHandler error_handler;
-  /// Network schedule for each collective (until a selection tree chooses).
-  ScheduleKind allreduce_schedule = ScheduleKind::mpi_library;
-  ScheduleKind reduce_schedule = ScheduleKind::mpi_library;
-  ScheduleKind allgather_schedule = ScheduleKind::mpi_library;
-  /// Parameters of the chosen schedules.
+  /// Network schedule for each collective. Empty (the default): the selection tree
+  /// chooses per start. Set: this schedule always, with `schedule_params`.
+  std::optional<ScheduleKind> allreduce_schedule;
+  std::optional<ScheduleKind> reduce_schedule;
+  std::optional<ScheduleKind> allgather_schedule;
+  /// Parameters of the schedules set above (the tree's leaves carry their own).
   ScheduleParams schedule_params;
+  /// A selection tree file (docs/selection.md) replacing the built-in tree. Empty: the
+  /// environment variable TRIBUTARY_SELECTION, else the built-in tree. Read on rank 0 and
+  /// broadcast; an invalid file makes the constructor throw UsageError on every rank.
+  std::string selection_file;
   /// Nodes for the two-level form (ScheduleParams::node_aware): 0 groups the ranks that
   /// share memory (MPI_Comm_split_type); N > 0 makes every N consecutive ranks a virtual
   /// node (to try the form on one machine). The node communicators are created with the
@@ -118,6 +125,10 @@ class Context {
   int Size() const noexcept;
   /// The options the Context was created with.
   const ContextOptions& Options() const noexcept;
+  /// The selection tree pruned for this communicator and `collective`.
+  const SelectionTree& Selection(Collective collective) const noexcept;
+  /// The facts the selection tree was pruned with.
+  const SelectionFacts& Facts() const noexcept;
 
   /// Advances every reduction in flight, runs the watchdog and receives failure notices
   /// from other ranks. Register it as an executor's progress hook; Execute() does so.

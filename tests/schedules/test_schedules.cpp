@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -441,6 +443,29 @@ TEST(Schedules, VirtualNodesGroupConsecutiveRanks) {
   }
   tributary::Context flat;
   TRIBUTARY_EXPECT_ALL(flat.NodeCount() == 1);
+}
+
+// With ProgressPolicy::thread an own schedule completes while the driver only sleeps and
+// reads the state (which never advances anything); with polling it would stay in flight.
+TEST(Schedules, ProgressThreadAdvancesWithoutPolling) {
+  for (auto kind : {ScheduleKind::ring, ScheduleKind::binomial}) {
+    tributary::ContextOptions o;
+    o.allreduce_schedule = kind;
+    o.schedule_params.segment_bytes = 4096;
+    o.progress = tributary::ProgressPolicy::thread;
+    tributary::Context ctx(o);
+    tributary::AllReduce<std::vector<long>> r(ctx, "threaded");
+    r.val.assign(100000, Rank() + 1);
+    r.StartReduce(tributary::Sum{});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (r.State() != tributary::detail::Phase::done && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const bool done = r.State() == tributary::detail::Phase::done;
+    TRIBUTARY_EXPECT_ALL(done);
+    ASSERT_EQ(r.CheckReduce(), TaskStatus::complete);
+    const long expect = static_cast<long>(Size()) * (Size() + 1) / 2;
+    TRIBUTARY_EXPECT_ALL(std::all_of(r.val.begin(), r.val.end(), [&](long v) { return v == expect; }));
+  }
 }
 
 }  // namespace

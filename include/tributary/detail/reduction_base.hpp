@@ -93,6 +93,8 @@ class ReductionBase {
   std::string Name() const { return core_->Name(); }
   /// True while this rank's network phase runs.
   bool InFlight() const noexcept { return core_->NetworkActive(); }
+  /// The schedule that carries (or carried) the current or last generation.
+  ScheduleKind ScheduleUsed() const noexcept { return core_->ScheduleUsed(); }
 
   /// Contributes list `list_index`'s partial value for the armed generation. The last
   /// contribution combines all partials in list-index order and starts the network phase.
@@ -252,6 +254,7 @@ class ReductionBase {
       spec.signature = (op_->Signature() * 31 + static_cast<std::uint64_t>(collective_)) * 131 +
                        static_cast<std::uint64_t>(root_);
     spec.payload.commutative = op_->commutative;
+    spec.builtin_op = op_->direct;
     op_error_ = combine_error;
     if (op_->direct && combine_error.empty()) {
       spec.data = Traits::Data(source);

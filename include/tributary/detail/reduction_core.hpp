@@ -76,6 +76,8 @@ struct LaunchSpec {
   /// What every rank must agree on at DebugLevel::full: the operator's type, the collective
   /// and the root, hashed. Zero: not checked.
   std::uint64_t signature = 0;
+  /// The operator is a builtin one on builtin elements (for the selection tree).
+  bool builtin_op = false;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
 };
@@ -149,6 +151,8 @@ class ReductionCore {
   std::string Name() const;
   /// "AllReduce<double> 'dt' (object 3), generation 7, rank 1".
   std::string Where() const;
+  /// The schedule of the current (or last) generation.
+  ScheduleKind ScheduleUsed() const noexcept { return kind_; }
   /// A one-line status for the watchdog.
   std::string Status() const;
   int ObjectId() const noexcept { return id_; }
@@ -191,6 +195,9 @@ class ReductionCore {
 
   mutable std::mutex mutex_;
   LaunchSpec spec_;
+  ScheduleKind kind_ = ScheduleKind::mpi_library;  // this generation's schedule
+  ScheduleParams params_;
+  void ChooseSchedule();
   std::unique_ptr<Schedule> schedule_;  // kept after completion, re-armed when it can be
   bool schedule_active_ = false;
   bool length_pending_ = false;

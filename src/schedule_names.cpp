@@ -1,0 +1,57 @@
+// Schedule names and properties (no MPI: the selection loader uses them too).
+#include <string>
+
+#include "tributary/detail/schedule.hpp"
+
+namespace tributary {
+
+namespace {
+struct KindInfo {
+  ScheduleKind kind;
+  const char* name;
+  bool order_keeping;
+  bool allreduce, reduce, allgather;
+};
+constexpr KindInfo kKinds[] = {
+    {ScheduleKind::mpi_library, "mpi_library", true, true, true, true},
+    {ScheduleKind::binomial, "binomial", true, true, true, false},
+    {ScheduleKind::knomial, "knomial", true, true, true, false},
+    {ScheduleKind::pipelined_tree, "pipelined_tree", true, false, true, false},
+    {ScheduleKind::recursive_doubling, "recursive_doubling", true, true, false, true},
+    {ScheduleKind::rabenseifner, "rabenseifner", true, true, false, false},
+    {ScheduleKind::ring, "ring", false, true, false, true},
+    {ScheduleKind::reduce_bcast, "reduce_bcast", true, true, false, false},
+};
+const KindInfo& Info(ScheduleKind kind) {
+  for (const auto& k : kKinds)
+    if (k.kind == kind) return k;
+  return kKinds[0];
+}
+}  // namespace
+
+const char* ToString(ScheduleKind kind) noexcept { return Info(kind).name; }
+
+bool ParseScheduleKind(const std::string& name, ScheduleKind* out) noexcept {
+  for (const auto& k : kKinds)
+    if (name == k.name) {
+      *out = k.kind;
+      return true;
+    }
+  return false;
+}
+
+// The MPI library's collectives combine in rank order for non-commutative operators (the
+// MPI standard requires it), so the MPI-library path counts as order-keeping.
+bool IsOrderKeeping(ScheduleKind kind) noexcept { return Info(kind).order_keeping; }
+
+bool Supports(ScheduleKind kind, Collective c) noexcept {
+  const auto& k = Info(kind);
+  switch (c) {
+    case Collective::allreduce: return k.allreduce;
+    case Collective::reduce: return k.reduce;
+    case Collective::allgather: return k.allgather;
+  }
+  return false;
+}
+
+}  // namespace tributary

@@ -1,0 +1,234 @@
+// The selection tree: valid trees choose what they say (through real reductions at 1-4
+// ranks), every kind of invalid file gives its message and position, pruning removes
+// exactly what the communicator fixes, and every rank chooses the same.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "mpi_test.hpp"
+#include "test_types.hpp"
+#include "tributary/tributary.hpp"
+
+namespace {
+
+using tributary::Collective;
+using tributary::ScheduleKind;
+using tributary::SelectionInput;
+using tributary::SelectionTree;
+using tributary::TaskStatus;
+using tributary::testing::Rank;
+using tributary::testing::Size;
+
+template <class R>
+void Wait(tributary::Context& ctx, R& r) {
+  while (r.CheckReduce() != TaskStatus::complete) ctx.Progress();
+}
+
+std::string ErrorOf(const std::string& json) {
+  try {
+    SelectionTree::Parse(json, "t.json");
+  } catch (const tributary::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool Has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A file written by rank 0 for this test (all ranks read it through the Context).
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = std::string(TRIBUTARY_TEST_TMP) + "/" + name;
+  if (Rank() == 0) std::ofstream(path) << text;
+  MPI_Barrier(MPI_COMM_WORLD);
+  return path;
+}
+
+const char* kTree = R"({"tree": [
+  {"collective": "allreduce", "then": [
+    {"msg_size": "<= 64", "then": {"schedule": "binomial"}},
+    {"msg_size": "<= 1KiB", "then": {"schedule": "recursive_doubling"}},
+    {"msg_size": "any", "then": [
+      {"commutative": true, "then": {"schedule": "ring", "segment_bytes": 4096}},
+      {"commutative": "any", "then": {"schedule": "rabenseifner"}}]}]},
+  {"collective": "reduce", "then": [
+    {"comm_size": "<= 2", "then": {"schedule": "pipelined_tree", "segment_bytes": 1024}},
+    {"comm_size": "any", "then": {"schedule": "knomial", "radix": 3}}]},
+  {"collective": "any", "then": {"schedule": "recursive_doubling"}}
+]})";
+
+TEST(Selection, ValidTreesChooseWhatTheySayInRealReductions) {
+  tributary::ContextOptions o;
+  o.selection_file = WriteFile("valid.json", kTree);
+  tributary::Context ctx(o);
+  tributary::AllReduce<std::vector<double>> a(ctx, "a");
+  const struct {
+    std::size_t n;
+    ScheduleKind expect;
+  } cases[] = {{1, ScheduleKind::binomial}, {8, ScheduleKind::binomial},
+               {9, ScheduleKind::recursive_doubling}, {128, ScheduleKind::recursive_doubling},
+               {129, ScheduleKind::ring}, {5000, ScheduleKind::ring}};
+  for (const auto& c : cases) {
+    a.val.assign(c.n, 1.0 + Rank());
+    a.StartReduce(tributary::Sum{});
+    Wait(ctx, a);
+    const bool right = a.val.size() == c.n && a.val.back() == Size() * (Size() + 1) / 2.0;
+    TRIBUTARY_EXPECT_ALL(right);
+    if (Size() > 1) TRIBUTARY_EXPECT_ALL(a.ScheduleUsed() == c.expect);
+  }
+  // A non-commutative operator at a size where the tree says ring for commutative ones.
+  tributary::AllReduce<std::vector<tributary::testing::Perm>> perm(ctx, "perm");
+  perm.val.assign(300, tributary::testing::Perm::Of(static_cast<unsigned>(Rank())));
+  perm.StartReduce(tributary::testing::PermCompose{});
+  Wait(ctx, perm);
+  if (Size() > 1) TRIBUTARY_EXPECT_ALL(perm.ScheduleUsed() == ScheduleKind::rabenseifner);
+  // Rank 0's · rank 1's · ...: fold from the last rank down, inout = in · inout.
+  tributary::testing::Perm expect = tributary::testing::Perm::Of(static_cast<unsigned>(Size() - 1));
+  for (int q = Size() - 2; q >= 0; --q) tributary::testing::PermCompose{}(tributary::testing::Perm::Of(static_cast<unsigned>(q)), expect);
+  TRIBUTARY_EXPECT_ALL(perm.val[299] == expect);
+  // Reduce depends on the communicator size, fixed at pruning.
+  tributary::Reduce<std::vector<int>> r(ctx, "r");
+  r.val.assign(2000, 1);
+  r.StartReduce(Size() - 1, tributary::Sum{});
+  Wait(ctx, r);
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(r.ScheduleUsed() == (Size() <= 2 ? ScheduleKind::pipelined_tree : ScheduleKind::knomial));
+  if (Rank() == Size() - 1) EXPECT_EQ(r.val[1999], Size());
+  tributary::AllGather<int> g(ctx, "g");
+  g.local = Rank();
+  g.StartReduce();
+  Wait(ctx, g);
+  if (Size() > 1) TRIBUTARY_EXPECT_ALL(g.ScheduleUsed() == ScheduleKind::recursive_doubling);
+  TRIBUTARY_EXPECT_ALL(g.val.size() == static_cast<std::size_t>(Size()) && g.val.back() == Size() - 1);
+}
+
+TEST(Selection, EveryRankChoosesTheSame) {
+  tributary::Context ctx;  // the built-in tree
+  const auto& tree = ctx.Selection(Collective::allreduce);
+  std::string mine;
+  for (std::size_t bytes = 1; bytes <= (std::size_t(1) << 26); bytes *= 3) {
+    SelectionInput in;
+    in.bytes = bytes;
+    mine += tributary::ToString(tree.Select(in).kind);
+    mine += ",";
+  }
+  const auto all = tributary::testing::AllGatherBytes(mine);
+  for (const auto& other : all) EXPECT_EQ(other, mine);
+}
+
+TEST(Selection, PruningRemovesExactlyWhatTheCommunicatorFixes) {
+  const SelectionTree tree = SelectionTree::Parse(kTree);
+  EXPECT_EQ(tree.OperatorCount(), 10u);
+  tributary::SelectionFacts two, four;
+  two.comm_size = 2;
+  four.comm_size = 4;
+  // allreduce keeps its 3 msg_size nodes and the 2 commutative ones; the collective level goes.
+  const SelectionTree all = tree.Prune(two, Collective::allreduce);
+  EXPECT_EQ(all.OperatorCount(), 5u);
+  EXPECT_EQ(all.ToJson().find("\"comm_size\""), std::string::npos);
+  EXPECT_TRUE(Has(all.ToJson(), "\"msg_size\""));
+  // reduce: collective and comm_size are both fixed, so a single leaf is left.
+  const SelectionTree r2 = tree.Prune(two, Collective::reduce), r4 = tree.Prune(four, Collective::reduce);
+  EXPECT_EQ(r2.OperatorCount(), 0u);
+  EXPECT_EQ(r2.Select({}).kind, ScheduleKind::pipelined_tree);
+  EXPECT_EQ(r2.Select({}).params.segment_bytes, 1024u);
+  EXPECT_EQ(r4.Select({}).kind, ScheduleKind::knomial);
+  EXPECT_EQ(r4.Select({}).params.radix, 3);
+  EXPECT_EQ(r4.ToJson().find("comm_size"), std::string::npos);
+  EXPECT_NE(tree.ToJson().find("comm_size"), std::string::npos);
+  EXPECT_EQ(tree.Prune(two, Collective::allgather).Select({}).kind, ScheduleKind::recursive_doubling);
+  // The pruned tree is printable and loads again.
+  EXPECT_NO_THROW(SelectionTree::Parse(all.ToJson()));
+  // The Context prunes for its own communicator.
+  tributary::ContextOptions o;
+  o.selection_file = WriteFile("prune.json", kTree);
+  tributary::Context ctx(o);
+  EXPECT_EQ(ctx.Selection(Collective::reduce).OperatorCount(), 0u);
+  EXPECT_EQ(ctx.Facts().comm_size, Size());
+}
+
+TEST(Selection, InvalidFilesSayWhatAndWhere) {
+  // Syntax: line and column.
+  auto e = ErrorOf("{\n  \"tree\": [\n    {\"msg_size\": \"any\" \"then\": 1}\n]}");
+  EXPECT_TRUE(Has(e, "t.json:3:29: JSON syntax error")) << e;
+  // Unknown schedule: the JSON pointer of its key.
+  e = ErrorOf(R"({"tree": [{"msg_size": "any", "then": {"schedule": "hypercube"}}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/0/then/schedule\": unknown schedule \"hypercube\"")) << e;
+  // Unknown predicate.
+  e = ErrorOf(R"({"tree": [{"msg_sizes": "any", "then": {"schedule": "binomial"}}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/0/msg_sizes\": unknown predicate")) << e;
+  // Mixed sibling kinds.
+  e = ErrorOf(R"({"tree": [{"msg_size": "<= 8", "then": {"schedule": "binomial"}},
+                           {"comm_size": "any", "then": {"schedule": "binomial"}}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/1/comm_size\": siblings must test one predicate")) << e;
+  // A level without its catch-all.
+  e = ErrorOf(R"({"tree": [{"collective": "allreduce", "then": {"schedule": "binomial"}}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/0/collective\": this level is incomplete")) << e;
+  // "any" before other siblings.
+  e = ErrorOf(R"({"tree": [{"msg_size": "any", "then": {"schedule": "binomial"}},
+                           {"msg_size": "<= 8", "then": {"schedule": "binomial"}}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/0/msg_size\": \"any\" must be the last sibling")) << e;
+  // A non-order-keeping leaf reachable by a non-commutative operator.
+  e = ErrorOf(R"({"tree": [{"collective": "allreduce", "then": {"schedule": "ring"}},
+                           {"collective": "any", "then": {"schedule": "mpi_library"}}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/0/then/schedule\": schedule 'ring' does not keep rank order")) << e;
+  // ... but under "commutative": true it is fine.
+  EXPECT_EQ(ErrorOf(R"({"tree": [{"collective": "allreduce", "then": [
+      {"commutative": true, "then": {"schedule": "ring"}},
+      {"commutative": "any", "then": {"schedule": "binomial"}}]},
+      {"collective": "any", "then": {"schedule": "mpi_library"}}]})"), "");
+  // A schedule that does not implement a collective that reaches it.
+  e = ErrorOf(R"({"tree": [{"msg_size": "any", "then": {"schedule": "pipelined_tree"}}]})");
+  EXPECT_TRUE(Has(e, "does not implement allreduce")) << e;
+  // A leaf among operator siblings, and an operator inside a leaf.
+  e = ErrorOf(R"({"tree": [{"schedule": "binomial"}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/0/schedule\": a leaf among operator siblings")) << e;
+  e = ErrorOf(R"({"tree": [{"msg_size": "any", "then": {"schedule": "mpi_library", "msg_size": "any"}}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/0/then/msg_size\": a leaf cannot hold")) << e;
+  // Bad values and parameters.
+  e = ErrorOf(R"({"tree": [{"msg_size": "< 8", "then": {"schedule": "binomial"}},
+                           {"msg_size": "any", "then": {"schedule": "binomial"}}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/0/msg_size\": expected \"<= N\"")) << e;
+  e = ErrorOf(R"({"tree": [{"comm_type": "inter", "then": {"schedule": "binomial"}},
+                           {"comm_type": "any", "then": {"schedule": "binomial"}}]})");
+  EXPECT_TRUE(Has(e, "intercommunicators are not supported")) << e;
+  e = ErrorOf(R"({"tree": [{"msg_size": "any", "then": {"schedule": "mpi_library", "radix": 1}}]})");
+  EXPECT_TRUE(Has(e, "\"/tree/0/then/radix\": radix must be")) << e;
+  e = ErrorOf(R"({"tree": {"schedule": "mpi_library"}, "extra": 1})");
+  EXPECT_TRUE(Has(e, "\"/extra\": unknown key")) << e;
+  EXPECT_EQ(ErrorOf(SelectionTree::DefaultJson()), "");
+}
+
+TEST(Selection, AnInvalidFileFailsTheContextOnEveryRankBeforeAnythingStarts) {
+  tributary::ContextOptions o;
+  o.selection_file = WriteFile("bad.json", R"({"tree": [{"msg_size": "any", "then": {"schedule": "nope"}}]})");
+  std::string error;
+  try {
+    tributary::Context ctx(o);
+  } catch (const tributary::UsageError& e) {
+    error = e.what();
+  }
+  TRIBUTARY_EXPECT_ALL(Has(error, "bad.json: at JSON pointer \"/tree/0/then/schedule\""));
+  o.selection_file = std::string(TRIBUTARY_TEST_TMP) + "/does-not-exist.json";
+  error.clear();
+  try {
+    tributary::Context ctx(o);
+  } catch (const tributary::UsageError& e) {
+    error = e.what();
+  }
+  TRIBUTARY_EXPECT_ALL(Has(error, "cannot read the selection tree file"));
+  // The environment variable replaces the built-in tree when no option is given.
+  const std::string path = WriteFile("env.json", kTree);
+  setenv("TRIBUTARY_SELECTION", path.c_str(), 1);
+  {
+    tributary::Context ctx;
+    TRIBUTARY_EXPECT_ALL(ctx.Selection(Collective::allgather).Select({}).kind == ScheduleKind::recursive_doubling);
+  }
+  unsetenv("TRIBUTARY_SELECTION");
+  tributary::Context plain;
+  TRIBUTARY_EXPECT_ALL(plain.Selection(Collective::allgather).Select({}).kind == ScheduleKind::mpi_library);
+}
+
+}  // namespace
