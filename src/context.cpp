@@ -24,17 +24,29 @@ bool MpiFinalized() noexcept {
 #endif
 }
 
-namespace {
-
-void DefaultErrorHandler(int rank, const std::string& message) {
-  std::fprintf(stderr, "tributary: rank %d: %s\n", rank, message.c_str());
+void AbortJob(const ContextImpl* context, int code, const std::string& text) noexcept {
+  std::fprintf(stderr, "tributary: %s", text.c_str());
+  if (text.empty() || text.back() != '\n') std::fputc('\n', stderr);
   std::fflush(stderr);
 #if TRIBUTARY_HAVE_MPI
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (initialized && !MpiFinalized()) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (initialized && !MpiFinalized()) {
+    // The report travels through the launcher's pipes; Hydra, unlike ORTE, stops reading
+    // them once a rank aborts. A short pause costs nothing on a path that ends the job.
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    MPI_Abort(context != nullptr ? context->user : MPI_COMM_WORLD, code);
+  }
+#else
+  (void)context;
 #endif
-  std::_Exit(1);  // like MPI_Abort: ends the process with an error code, no core dump
+  std::_Exit(code);  // like MPI_Abort: ends the process with an error code, no core dump
+}
+
+namespace {
+
+void DefaultErrorHandler(int rank, const std::string& message) {
+  detail::AbortJob(nullptr, 1, "rank " + std::to_string(rank) + ": " + message);
 }
 
 #if TRIBUTARY_HAVE_MPI
@@ -472,14 +484,7 @@ void Context::Progress() {
 void Context::ReportFailure(const std::string& message) {
   auto& d = *impl_;
   const std::string text = "rank " + std::to_string(d.rank) + " failed: " + message;
-  if (d.options.on_failure == FailurePolicy::abort) {
-    std::fprintf(stderr, "tributary: %s\n", text.c_str());
-    std::fflush(stderr);
-#if TRIBUTARY_HAVE_MPI
-    MPI_Abort(d.user, 1);
-#endif
-    std::_Exit(1);  // like MPI_Abort: ends the process with an error code, no core dump
-  }
+  if (d.options.on_failure == FailurePolicy::abort) detail::AbortJob(&d, 1, text);
   d.FailHere(text);
 }
 

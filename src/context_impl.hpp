@@ -109,4 +109,10 @@ struct ContextImpl {
 /// True once MPI_Finalize has been called (always false in the serial build).
 bool MpiFinalized() noexcept;
 
+/// Ends the whole job after a report: prints `text` to stderr, gives the launcher a moment
+/// to forward it (MPICH's Hydra drops a dying rank's unread output when it tears the job
+/// down), then MPI_Abort on the context's user communicator (MPI_COMM_WORLD without a
+/// context) when MPI is live, or _Exit.
+[[noreturn]] void AbortJob(const ContextImpl* context, int code, const std::string& text) noexcept;
+
 }  // namespace tributary::detail

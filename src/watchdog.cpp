@@ -130,14 +130,8 @@ void ContextImpl::RunWatchdog() {
     }
   }
   for (auto& [core, text] : reports) {
-    if (options.on_failure == FailurePolicy::abort) {
-      std::fprintf(stderr, "tributary: rank %d: %s", rank, text.c_str());
-      std::fflush(stderr);
-#if TRIBUTARY_HAVE_MPI
-      MPI_Abort(user, 2);
-#endif
-      std::_Exit(2);
-    }
+    if (options.on_failure == FailurePolicy::abort)
+      AbortJob(this, 2, "rank " + std::to_string(rank) + ": " + text);
     FailHere(text);
   }
 }
