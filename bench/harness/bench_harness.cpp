@@ -130,6 +130,15 @@ Options ParseOptions(int argc, char** argv, Options o) {
   return o;
 }
 
+Options ForMessage(Options o, std::size_t bytes, bool quick) {
+  if (quick) return o;
+  const std::size_t it = bytes <= 1024 ? 1000 : bytes <= 16384 ? 300 : bytes <= 131072 ? 60
+                       : bytes <= (1u << 20) ? 12 : bytes <= (4u << 20) ? 4 : 2;
+  o.iterations = static_cast<int>(it);
+  o.warmup = static_cast<int>(std::min<std::size_t>(20, it));
+  return o;
+}
+
 std::string FormatBytes(std::size_t b) {
   char buf[32];
   if (b >= (1u << 20) && b % (1u << 20) == 0) std::snprintf(buf, sizeof buf, "%zu MiB", b >> 20);

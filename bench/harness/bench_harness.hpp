@@ -10,6 +10,7 @@
 //  - Output: a markdown table on stdout (rank 0) and CSV rows appended to a file.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ class Runner {
 /// Parses --iterations N --repetitions N --warmup N --csv FILE --quick from argv into
 /// `options` (unknown arguments are left for the caller).
 Options ParseOptions(int argc, char** argv, Options defaults = {});
+
+/// `base` with iteration and warm-up counts for one message of `bytes` that keep a
+/// variant near 0.1-0.3 s per repetition on the development machine (`quick`: unchanged).
+Options ForMessage(Options base, std::size_t bytes, bool quick);
 
 /// "8 B", "64 KiB", "16 MiB".
 std::string FormatBytes(std::size_t bytes);

@@ -69,16 +69,6 @@ tributary::ContextOptions OptionsFor(const Scheduled& s, Collective c = Collecti
   return o;
 }
 
-// Per-size repetition counts that keep each variant near 0.1-0.3 s per repetition here.
-tb::Options ForSize(tb::Options o, std::size_t bytes, bool quick) {
-  if (quick) return o;
-  const std::size_t it = bytes <= 1024 ? 1000 : bytes <= 16384 ? 300 : bytes <= 131072 ? 60
-                       : bytes <= (1u << 20) ? 12 : bytes <= (4u << 20) ? 4 : 2;
-  o.iterations = static_cast<int>(it);
-  o.warmup = static_cast<int>(std::min<std::size_t>(20, it));
-  return o;
-}
-
 double Median(const std::vector<tb::Result>& rs, const std::string& variant) {
   for (const auto& r : rs)
     if (r.variant == variant) return r.median_s;
@@ -107,7 +97,7 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
   for (std::size_t bytes : sizes) {
     if (bytes > max_bytes) break;
     const std::size_t n = bytes / sizeof(double);
-    const tb::Options o = ForSize(base, bytes, quick);
+    const tb::Options o = tb::ForMessage(base, bytes, quick);
     std::vector<double> input(n), buf(n);
     for (std::size_t i = 0; i < n; ++i) input[i] = static_cast<double>((i % 7) + static_cast<std::size_t>(rank));
     const auto right = [&](const std::vector<double>& v) {
@@ -241,7 +231,7 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
                             std::size_t(1) << 20, std::size_t(16) << 20}) {
     if (bytes > max_bytes) break;
     const std::size_t n = bytes / sizeof(double);
-    const tb::Options o = ForSize(base, bytes, quick);
+    const tb::Options o = tb::ForMessage(base, bytes, quick);
     std::vector<double> input(n, 1.0), buf(n);
     // 1. The pure communication time of each variant.
     tb::Runner pure(MPI_COMM_WORLD, "overlap: reduction alone, " + tb::FormatBytes(bytes),
