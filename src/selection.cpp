@@ -440,13 +440,15 @@ std::string SelectionTree::ToJson(int indent) const {
 
 namespace tributary {
 
-// The built-in tree, from the latency benchmark on the development machine (2 cores,
-// Open MPI 4.1; bench/schedules, README "Network schedules") and the cost model: recursive
-// doubling (lg p rounds) for small messages, Rabenseifner (2(p−1)/p·n bytes moved) from
-// 32 KiB at 2 ranks and from 1 MiB beyond; at 3-4 ranks the k-nomial tree for the
-// smallest messages and the MPI library between. Reduce has only been measured from
-// 256 KiB, where the MPI library's own MPI_Ireduce path is slower than the trees.
-// Allgather is left to the MPI library (not measured yet).
+// The built-in tree, from tributary-tune at 2, 3 and 4 ranks on the development machine
+// (2 cores, Open MPI 4.1; docs/selection.md gives the tables) and the cost model.
+// Allreduce: at 2 ranks recursive doubling (one exchange) for small messages and
+// Rabenseifner (n bytes moved, half the reduction work per rank) from 4 KiB; from 3 ranks
+// the 4-nomial tree (lg_4 p rounds; recursive doubling pays a fold-in round when p is not
+// a power of two) up to 64 KiB, then the ring for commutative operators (bandwidth-optimal,
+// segmented) and Rabenseifner for the others. Reduce: the 4-nomial tree up to 64 KiB,
+// binomial above. Allgather: recursive doubling for the smallest messages (and up to
+// 32 KiB at 2 ranks), the MPI library above.
 const std::string& SelectionTree::DefaultJson() {
   static const std::string json = R"({
   "tributary_selection": 1,
@@ -454,20 +456,31 @@ const std::string& SelectionTree::DefaultJson() {
   "tree": [
     {"collective": "allreduce", "then": [
       {"comm_size": "<= 2", "then": [
-        {"msg_size": "<= 16KiB", "then": {"schedule": "recursive_doubling"}},
+        {"msg_size": "<= 2KiB", "then": {"schedule": "recursive_doubling"}},
         {"msg_size": "any", "then": {"schedule": "rabenseifner"}}
       ]},
       {"comm_size": "any", "then": [
-        {"msg_size": "<= 64", "then": {"schedule": "knomial", "radix": 4}},
-        {"msg_size": "<= 4KiB", "then": {"schedule": "recursive_doubling"}},
-        {"msg_size": "<= 512KiB", "then": {"schedule": "mpi_library"}},
-        {"msg_size": "any", "then": {"schedule": "rabenseifner"}}
+        {"msg_size": "<= 64KiB", "then": {"schedule": "knomial", "radix": 4}},
+        {"msg_size": "any", "then": [
+          {"commutative": true, "then": {"schedule": "ring"}},
+          {"commutative": "any", "then": {"schedule": "rabenseifner"}}
+        ]}
       ]}
     ]},
     {"collective": "reduce", "then": [
+      {"msg_size": "<= 64KiB", "then": {"schedule": "knomial", "radix": 4}},
       {"msg_size": "any", "then": {"schedule": "binomial"}}
     ]},
-    {"collective": "any", "then": {"schedule": "mpi_library"}}
+    {"collective": "any", "then": [
+      {"comm_size": "<= 2", "then": [
+        {"msg_size": "<= 32KiB", "then": {"schedule": "recursive_doubling"}},
+        {"msg_size": "any", "then": {"schedule": "mpi_library"}}
+      ]},
+      {"comm_size": "any", "then": [
+        {"msg_size": "<= 64", "then": {"schedule": "recursive_doubling"}},
+        {"msg_size": "any", "then": {"schedule": "mpi_library"}}
+      ]}
+    ]}
   ]
 })";
   return json;

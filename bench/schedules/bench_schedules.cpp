@@ -5,9 +5,11 @@
 //             each size (one-way ping-pong time + local reduction of half the message)
 //   overlap   a fixed computation cut into 16 chunks with a poll after each, beside the
 //             reduction: OSU, IMB and "hidden" figures
+//   selection the cost of evaluating the pruned built-in tree per start (the latency
+//             section also runs the built-in tree beside every schedule)
 //   reduce004 reference 004's table: Reduce<std::vector<int>> (binomial and the other
 //             reduce schedules) vs MPI_Reduce for 64Ki, 1Mi, 16Mi and 256Mi ints
-// Usage: bench_schedules [--section latency|overlap|reduce004] [--max-bytes N]
+// Usage: bench_schedules [--section latency|overlap|reduce004|selection] [--max-bytes N]
 //                        [--quick] [--csv FILE]
 #include <algorithm>
 #include <chrono>
@@ -83,6 +85,11 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
   const auto schedules = AllreduceSchedules(size);
   std::vector<std::unique_ptr<tributary::Context>> contexts;
   for (const auto& s : schedules) contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s)));
+  // The built-in selection tree, choosing per start (as users get it by default).
+  tributary::ContextOptions tree_options;
+  tree_options.debug = tributary::DebugLevel::none;
+  tributary::Context tree_context(tree_options);
+  const std::string kTree = "selection (built-in tree)";
   MPI_Comm raw;
   MPI_Comm_dup(MPI_COMM_WORLD, &raw);
   std::vector<std::size_t> sizes = {8, 64, 1024, 16384, 131072, 1u << 20, 4u << 20, 16u << 20};
@@ -90,6 +97,8 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
     std::size_t bytes;
     std::vector<double> t;  // per variant
     double bound = 0;
+    double tree = 0, tree_q1 = 0, tree_q3 = 0;  // the built-in tree's median and quartiles
+    std::string tree_choice;
   };
   std::vector<std::string> names = {"MPI_Allreduce", "MPI_Iallreduce+MPI_Test"};
   for (const auto& s : schedules) names.push_back(s.name);
@@ -130,10 +139,24 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
         Wait(*r);
       }, [r, &right] { return right(r->val); });
     }
+    auto tree = std::make_unique<tributary::AllReduce<std::vector<double>>>(tree_context, kTree);
+    tree->val.resize(n);
+    run.Add(kTree, [r = tree.get(), &input] {
+      std::copy(input.begin(), input.end(), r->val.begin());
+      r->StartReduce(tributary::Sum{});
+      Wait(*r);
+    }, [r = tree.get(), &right] { return right(r->val); });
     run.Run(tb::FormatBytes(bytes));
     run.Report();
-    Row row{bytes, {}, 0};
+    Row row{bytes, {}, 0, 0, 0, 0, {}};
     for (const auto& name : names) row.t.push_back(Median(run.Results(), name));
+    for (const auto& res : run.Results())
+      if (res.variant == kTree && res.parameter == tb::FormatBytes(bytes)) {
+        row.tree = res.median_s;
+        row.tree_q1 = res.q1_s;
+        row.tree_q3 = res.q3_s;
+      }
+    row.tree_choice = tributary::ToString(tree->ScheduleUsed());
     if (size == 2) {
       // The lower bound at p = 2: α + nβ + (n/2)γ, each term measured at this size: a
       // one-way message of n bytes (half a ping-pong) and one core reducing n/2 bytes.
@@ -163,9 +186,10 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
   if (rank == 0) {
     std::printf("\n### Allreduce latency at %d ranks: median time (ratio to MPI_Allreduce)\n\n| size |", size);
     for (const auto& name : names) std::printf(" %s |", name.c_str());
+    std::printf(" built-in tree: choice, time / best (quartiles) |");
     if (size == 2) std::printf(" lower bound | best own / bound | MPI_Allreduce / bound |");
     std::printf("\n|---|");
-    for (std::size_t k = 0; k < names.size() + (size == 2 ? 3 : 0); ++k) std::printf("---|");
+    for (std::size_t k = 0; k < names.size() + 1 + (size == 2 ? 3 : 0); ++k) std::printf("---|");
     std::printf("\n");
     for (const auto& row : rows) {
       std::printf("| %s |", tb::FormatBytes(row.bytes).c_str());
@@ -179,12 +203,21 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
       for (std::size_t k = 0; k < row.t.size(); ++k)
         std::printf(k == best_k ? " **%s (%.2f)** |" : " %s (%.2f) |", tb::FormatSeconds(row.t[k]).c_str(),
                     row.t[k] / row.t[0]);
+      // Against the fastest flat variant (own or library): the node-aware variants run on
+      // virtual nodes, a layout the tree's communicator (one node) does not have.
+      double best_any = 1e30;
+      for (std::size_t k = 2; k < row.t.size(); ++k)
+        if (!schedules[k - 2].node_aware) best_any = std::min(best_any, row.t[k]);
+      std::printf(" %s, %.2f (%.2f-%.2f) |", row.tree_choice.c_str(), row.tree / best_any, row.tree_q1 / best_any,
+                  row.tree_q3 / best_any);
       if (size == 2)
         std::printf(" %s | %.2f | %.2f |", tb::FormatSeconds(row.bound).c_str(), best / row.bound,
                     row.t[0] / row.bound);
       std::printf("\n");
     }
-    std::printf("\nBold: the fastest of Tributary's own schedules at that size.\n");
+    std::printf("\nBold: the fastest of Tributary's own schedules at that size. Built-in tree: the\n"
+                "schedule it chose and its time over the fastest flat schedule measured (own or the\n"
+                "MPI library through Tributary), median with the quartiles over repetitions.\n");
   }
   MPI_Comm_free(&raw);
 }
@@ -397,6 +430,44 @@ void Reduce004(const tb::Options& base, bool quick, std::size_t max_bytes) {
   MPI_Comm_free(&raw);
 }
 
+// ---------------------------------------------------------------------------------------
+// The cost of choosing: evaluating the pruned built-in tree once per start, on rank 0,
+// cycling through message sizes and operator properties so no branch is always taken.
+void SelectionCost() {
+  tributary::Context ctx;
+  if (ctx.Rank() != 0) return;
+  std::vector<tributary::SelectionInput> inputs;
+  for (std::size_t b = 8; b <= (std::size_t(64) << 20); b *= 4)
+    for (bool commutative : {true, false}) {
+      tributary::SelectionInput in;
+      in.bytes = b;
+      in.commutative = commutative;
+      in.builtin_op = commutative;
+      inputs.push_back(in);
+    }
+  std::printf("\n### Selection cost at %d ranks (pruned built-in tree, %zu inputs cycled)\n\n"
+              "| collective | operators left | ns per Select (median of 7) |\n|---|---|---|\n",
+              ctx.Size(), inputs.size());
+  for (auto c : {Collective::allreduce, Collective::reduce, Collective::allgather}) {
+    const auto& tree = ctx.Selection(c);
+    constexpr std::size_t kEvaluations = 2000000;
+    std::vector<double> ns;
+    volatile unsigned sink = 0;
+    for (int rep = 0; rep < 7; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (std::size_t i = 0; i < kEvaluations; ++i) {
+        const auto choice = tree.Select(inputs[i % inputs.size()]);
+        sink = sink + static_cast<unsigned>(choice.kind);
+      }
+      ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+                   kEvaluations);
+    }
+    std::sort(ns.begin(), ns.end());
+    static const char* const names[] = {"allreduce", "reduce", "allgather"};
+    std::printf("| %s | %zu | %.1f |\n", names[static_cast<int>(c)], tree.OperatorCount(), ns[3]);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -415,13 +486,15 @@ int main(int argc, char** argv) {
       if (!std::strcmp(argv[i], "--max-bytes") && i + 1 < argc) max_bytes = std::strtoull(argv[++i], nullptr, 10);
     }
     if (quick) max_bytes = std::min<std::size_t>(max_bytes, 1u << 20);
-    if (!section.empty() && section != "latency" && section != "overlap" && section != "reduce004") {
-      std::fprintf(stderr, "unknown --section '%s' (latency, overlap, reduce004)\n", section.c_str());
+    if (!section.empty() && section != "latency" && section != "overlap" && section != "reduce004" &&
+        section != "selection") {
+      std::fprintf(stderr, "unknown --section '%s' (latency, overlap, reduce004, selection)\n", section.c_str());
       code = 2;
     } else {
       if (section.empty() || section == "latency") Latency(o, quick, max_bytes);
       if (section.empty() || section == "overlap") Overlap(o, quick, max_bytes);
       if (section.empty() || section == "reduce004") Reduce004(o, quick, max_bytes);
+      if (section.empty() || section == "selection") SelectionCost();
     }
   }
   MPI_Finalize();

@@ -47,6 +47,8 @@ struct Candidate {
   }
 };
 
+const std::string kTreeVariant = "tree in use";
+
 constexpr struct {
   const char* name;
   Collective collective;
@@ -86,8 +88,9 @@ void Wait(R& r) {
   }
 }
 
-// One variant per candidate: a reduction of `n` doubles per rank, checked after each
-// repetition. Returns the median time per candidate.
+// One variant per candidate, and one for the tree in use (`contexts.back()`, choosing per
+// start): a reduction of `n` doubles per rank, checked after each repetition. Returns the
+// median time per candidate, then the tree's.
 std::vector<double> Measure(Collective c, const std::vector<Candidate>& candidates,
                             const std::vector<std::unique_ptr<tributary::Context>>& contexts,
                             std::size_t bytes, const tb::Options& o) {
@@ -106,9 +109,9 @@ std::vector<double> Measure(Collective c, const std::vector<Candidate>& candidat
   std::vector<std::unique_ptr<tributary::AllReduce<std::vector<double>>>> ar;
   std::vector<std::unique_ptr<tributary::Reduce<std::vector<double>>>> rd;
   std::vector<std::unique_ptr<tributary::AllGather<std::vector<double>>>> ag;
-  for (std::size_t k = 0; k < candidates.size(); ++k) {
+  for (std::size_t k = 0; k < contexts.size(); ++k) {
     auto& ctx = *contexts[k];
-    const std::string name = candidates[k].Name();
+    const std::string name = k < candidates.size() ? candidates[k].Name() : kTreeVariant;
     if (c == Collective::allreduce) {
       auto* r = ar.emplace_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(ctx, name)).get();
       r->val.resize(n);
@@ -152,9 +155,13 @@ std::vector<double> Measure(Collective c, const std::vector<Candidate>& candidat
   run.Run(tb::FormatBytes(bytes));
   run.Report();
   std::vector<double> t;
-  for (const auto& c2 : candidates)
+  const auto median = [&](const std::string& name) {
     for (const auto& r : run.Results())
-      if (r.variant == c2.Name()) t.push_back(r.median_s);
+      if (r.variant == name) return r.median_s;
+    return 0.0;
+  };
+  for (const auto& c2 : candidates) t.push_back(median(c2.Name()));
+  t.push_back(median(kTreeVariant));
   return t;
 }
 
@@ -232,10 +239,20 @@ int main(int argc, char** argv) {
       Candidate choice;
     };
     std::vector<Expect> expects;
+    struct TreeRow {
+      Collective c;
+      std::size_t bytes;
+      double over_best;
+      tributary::SelectionChoice choice;
+    };
+    std::vector<TreeRow> tree_rows;
     for (const auto& col : kCollectives) {
       const auto cands = CandidatesFor(col.collective);
       std::vector<std::unique_ptr<tributary::Context>> contexts;
       for (const auto& s : cands) contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s, col.collective)));
+      tributary::ContextOptions tree_options;  // the tree in use: built-in or TRIBUTARY_SELECTION
+      tree_options.debug = tributary::DebugLevel::none;
+      contexts.push_back(std::make_unique<tributary::Context>(tree_options));
       std::vector<std::vector<double>> t;
       for (std::size_t b : sizes) t.push_back(Measure(col.collective, cands, contexts, b, tb::ForMessage(base, b, quick)));
       const auto any = Winners(t, cands, false), ordered = Winners(t, cands, true);
@@ -251,6 +268,8 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < sizes.size(); ++i) {
         expects.push_back({col.collective, sizes[i], true, cands[any[i]]});
         expects.push_back({col.collective, sizes[i], false, cands[ordered[i]]});
+        const auto choice = contexts.back()->Selection(col.collective).Select(tributary::SelectionInput{sizes[i]});
+        tree_rows.push_back({col.collective, sizes[i], t[i].back() / t[i][any[i]], choice});
       }
     }
     if (rank == 0) {
@@ -297,6 +316,15 @@ int main(int argc, char** argv) {
           std::printf("| %s | %s | %s | %s |\n", kCollectives[static_cast<int>(expects[i].c)].name,
                       tb::FormatBytes(expects[i].bytes).c_str(), expects[i].choice.Name().c_str(),
                       expects[i + 1].choice.Name().c_str());
+        std::printf("\n### The tree in use against the fastest schedule at %d ranks (median time ratio)\n\n"
+                    "| collective | size | tree's choice | time / fastest |\n|---|---|---|---|\n", size);
+        double worst = 0;
+        for (const auto& r : tree_rows) {
+          std::printf("| %s | %s | %s | %.2f |\n", kCollectives[static_cast<int>(r.c)].name,
+                      tb::FormatBytes(r.bytes).c_str(), tributary::ToString(r.choice.kind), r.over_best);
+          worst = std::max(worst, r.over_best);
+        }
+        std::printf("\nWorst: %.2f\n", worst);
         if (wrong == 0)
           std::printf("\ntributary-tune: wrote %s; it loads and selects the measured winners at %d ranks\n",
                       output.c_str(), size);
