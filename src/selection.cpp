@@ -296,6 +296,13 @@ SelectionTree SelectionTree::Parse(const std::string& text, const std::string& s
     if (colon != std::string::npos) what = what.substr(colon + 2);
     throw UsageError(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
                      ": JSON syntax error: " + what);
+  } catch (const Json::exception& e) {
+    // The parser's other refusals (a number that overflows, found by fuzzing) carry no
+    // position; nlohmann's message names the offending text.
+    std::string what = e.what();
+    const auto bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw UsageError(source + ": JSON error: " + what);
   }
   return SelectionBuilder(source).Build(doc);
 }

@@ -166,6 +166,9 @@ TEST(Selection, InvalidFilesSayWhatAndWhere) {
                            {"comm_size": "any", "then": {"schedule": "binomial"}}]})");
   EXPECT_TRUE(Has(e, "\"/tree/1/comm_size\": siblings must test one predicate")) << e;
   // A level without its catch-all.
+  // A number the parser cannot hold (found by fuzzing): refused, not a stray exception.
+  e = ErrorOf(R"({"tree": 1e999999})");
+  EXPECT_TRUE(Has(e, "JSON error: number overflow parsing '1e999999'")) << e;
   e = ErrorOf(R"({"tree": [{"collective": "allreduce", "then": {"schedule": "binomial"}}]})");
   EXPECT_TRUE(Has(e, "\"/tree/0/collective\": this level is incomplete")) << e;
   // "any" before other siblings.
