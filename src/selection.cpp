@@ -454,7 +454,7 @@ namespace tributary {
 // the 4-nomial tree (lg_4 p rounds; recursive doubling pays a fold-in round when p is not
 // a power of two) up to 64 KiB, then the ring for commutative operators (bandwidth-optimal,
 // segmented) and Rabenseifner for the others. Reduce: the 4-nomial tree up to 64 KiB,
-// binomial above. Allgather: recursive doubling for the smallest messages (and up to
+// binomial up to 512 KiB, the segmented chain (pipelined_tree) above. Allgather: recursive doubling for the smallest messages (and up to
 // 32 KiB at 2 ranks), the MPI library above.
 const std::string& SelectionTree::DefaultJson() {
   static const std::string json = R"({
@@ -476,7 +476,8 @@ const std::string& SelectionTree::DefaultJson() {
     ]},
     {"collective": "reduce", "then": [
       {"msg_size": "<= 64KiB", "then": {"schedule": "knomial", "radix": 4}},
-      {"msg_size": "any", "then": {"schedule": "binomial"}}
+      {"msg_size": "<= 512KiB", "then": {"schedule": "binomial"}},
+      {"msg_size": "any", "then": {"schedule": "pipelined_tree", "segment_bytes": 65536}}
     ]},
     {"collective": "any", "then": [
       {"comm_size": "<= 2", "then": [
