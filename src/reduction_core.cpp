@@ -308,6 +308,12 @@ void ReductionCore::StartSchedule() {
                                                  : impl.p2p;
   args.tag = impl.TagFor(slot_, Generation());
   args.nodes = impl.nodes.get();
+  if (spec_.data_read_only && !spec_.packed && WritesData(kind, args, impl.rank, impl.size)) {
+    const std::size_t bytes = args.payload.count * args.payload.elem_size;
+    if (staging_.size() < bytes) staging_.resize(bytes);
+    if (bytes) std::memcpy(staging_.data(), args.data, bytes);
+    args.data = staging_.data();
+  }
   if (!schedule_ || schedule_->Kind() != kind || !schedule_->Rearm(args))
     schedule_ = MakeSchedule(kind, args);
   schedule_active_ = true;

@@ -9,7 +9,8 @@ namespace tributary {
 
 /// A reusable non-blocking reduce of a value of type T to a root rank given at each start.
 /// After CheckReduce returns complete, `val` holds the result on the root; the other
-/// ranks' `val` is unchanged. See AllReduce for the two ways to use it.
+/// ranks' `val` is unchanged (it is sent from where it is: do not write it while in
+/// flight). See AllReduce for the two ways to use it.
 template <class T>
 class Reduce : public detail::ReductionBase<T> {
   using Base = detail::ReductionBase<T>;

@@ -43,5 +43,23 @@ std::unique_ptr<Schedule> MakeSchedule(ScheduleKind kind, const ScheduleArgs& ar
   throw UsageError(std::string("schedule '") + ToString(kind) + "' is not available in this build");
 }
 
+bool WritesData(ScheduleKind kind, const ScheduleArgs& args, int rank, int size) {
+  if (args.collective != Collective::reduce || rank == args.root) return true;
+  if (args.params.node_aware) return true;  // node leaders accumulate; not worked out per rank
+  // The trees are rooted at the root for a commutative operator, else at rank 0 (whose
+  // result then goes on to the root; KnomialSchedule and PipelinedTreeSchedule).
+  const int base = args.payload.commutative ? args.root : 0;
+  switch (kind) {
+    case ScheduleKind::mpi_library: return false;  // MPI_Ireduce's send buffer is const
+    case ScheduleKind::binomial:
+    case ScheduleKind::knomial:
+      return !KnomialTree(rank, size, kind == ScheduleKind::knomial ? args.params.radix : 2, base)
+                  .children.empty();
+    case ScheduleKind::pipelined_tree:
+      return !KnomialTree::Chain(rank, size, base).children.empty();
+    default: return true;
+  }
+}
+
 }  // namespace detail
 }  // namespace tributary

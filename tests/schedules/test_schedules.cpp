@@ -284,6 +284,43 @@ TEST_P(Reduce, NonCommutativeOperatorsGiveRankOrderWhateverTheRoot) {
   }
 }
 
+TEST_P(Reduce, RegionalContributionsInRankAndListOrderWhateverTheRoot) {
+  // Three lists per rank contribute in a rotating order; the last list's slot goes to the
+  // network as it is on the other ranks, whose val stays as it was.
+  tributary::Context ctx(Opts());
+  tributary::Reduce<std::vector<Perm>> r(ctx, "regional permutations");
+  constexpr int kLists = 3;
+  for (std::size_t n : {std::size_t(1), std::size_t(700)}) {
+    for (int root = 0; root < Size(); ++root) {
+      r.val.assign(n, Perm::Of(12345));
+      const std::vector<Perm> mine = r.val;
+      r.Expect(kLists, root, PermCompose{});
+      for (int k = 0; k < kLists; ++k) {
+        const int list = (k + root + Rank()) % kLists;
+        std::vector<Perm> part(n);
+        for (std::size_t i = 0; i < n; ++i) part[i] = PermOf(Rank() * kLists + list, i);
+        r.Contribute(list, part);
+      }
+      Wait(ctx, r);
+      bool ok = r.val.size() == n;
+      for (std::size_t i = 0; ok && i < n; ++i) {
+        if (Rank() == root) {
+          Perm expect = PermOf(0, i);
+          for (int q = 1; q < Size() * kLists; ++q) {
+            Perm next = PermOf(q, i);
+            PermCompose{}(expect, next);
+            expect = next;
+          }
+          ok = r.val[i] == expect;
+        } else {
+          ok = r.val[i] == mine[i];
+        }
+      }
+      TRIBUTARY_EXPECT_ALL(ok);
+    }
+  }
+}
+
 TEST_P(Reduce, LargeFloatVectorsMatchTheSerialSum) {
   tributary::Context ctx(Opts());
   tributary::Reduce<std::vector<double>> r(ctx, "large");

@@ -177,14 +177,9 @@ class ReductionBase {
     collective_ = collective;
     root_ = root;
     core_->Arrive(0);
-    if (collective == Collective::reduce) {
-      // Schedules may use the send buffer as scratch; the other ranks' val stays as it was.
-      if constexpr (Traits::dynamic) Traits::Resize(work_, Traits::Size(val));
-      std::copy_n(Traits::Data(val), Traits::Size(val), Traits::Data(work_));
-      LaunchFrom(work_);
-    } else {
-      LaunchFrom(val);
-    }
+    // A Reduce's other ranks keep val unchanged (the core copies it where the schedule
+    // would write it).
+    LaunchFrom(val, std::string(), NotRoot());
   }
 
   std::unique_ptr<ReductionCore> core_;
@@ -198,15 +193,20 @@ class ReductionBase {
                        ")");
   }
 
-  // The combined partial goes into `val` (AllReduce) or a work copy (Reduce: the other
-  // ranks' `val` must stay unchanged).
+  // A Reduce's ranks other than the root keep `val` unchanged. The root (and every rank of
+  // an AllReduce) works in `val`, which receives the result: no copy back.
+  bool NotRoot() const { return collective_ == Collective::reduce && core_->Ctx()->Rank() != root_; }
+
+  // The combined partial goes into `val`; on a Reduce's other ranks the last list's slot
+  // (the object's own scratch) goes to the network as it is, or the work buffer holds the
+  // neutral element when no list contributes here.
   void CombineAndLaunch() {
     const int n = core_->Expected();
-    T& target = collective_ == Collective::reduce ? work_ : val;
+    T& target = NotRoot() ? work_ : val;
     std::string combine_error;
     if (n == 0) {
       if constexpr (Traits::dynamic) {
-        if (collective_ == Collective::reduce) Traits::Resize(work_, Traits::Size(val));
+        if (NotRoot()) Traits::Resize(work_, Traits::Size(val));
       }
       try {
         const E identity = op_->Identity();
@@ -235,14 +235,18 @@ class ReductionBase {
       } catch (const std::exception& e) {
         combine_error = e.what();
       }
-      const T& combined = slots_[static_cast<std::size_t>(n - 1)].value;
+      T& combined = slots_[static_cast<std::size_t>(n - 1)].value;
+      if (NotRoot()) {
+        LaunchFrom(combined, combine_error);
+        return;
+      }
       if constexpr (Traits::dynamic) Traits::Resize(target, len);
       std::copy_n(Traits::Data(combined), len, Traits::Data(target));
     }
     LaunchFrom(target, combine_error);
   }
 
-  void LaunchFrom(T& source, const std::string& combine_error = std::string()) {
+  void LaunchFrom(T& source, const std::string& combine_error = std::string(), bool read_only = false) {
     Context& ctx = *core_->Ctx();
     LaunchSpec spec;
     spec.collective = collective_;
@@ -258,6 +262,7 @@ class ReductionBase {
     op_error_ = combine_error;
     if (op_->direct && combine_error.empty()) {
       spec.data = Traits::Data(source);
+      spec.data_read_only = read_only;
       spec.payload.count = count;
       spec.payload.elem_size = sizeof(E);
       spec.payload.combine = op_->combine;
@@ -307,10 +312,7 @@ class ReductionBase {
       }
       return;
     }
-    if (collective_ == Collective::reduce && to_val) {
-      if constexpr (Traits::dynamic) Traits::Resize(val, Traits::Size(work_));
-      std::copy_n(Traits::Data(work_), Traits::Size(work_), Traits::Data(val));
-    }
+    // Unpacked: the root's result is already in `val`.
   }
 
   void Abandon() {

@@ -78,6 +78,9 @@ struct LaunchSpec {
   std::uint64_t signature = 0;
   /// The operator is a builtin one on builtin elements (for the selection tree).
   bool builtin_op = false;
+  /// reduce, ranks other than the root: `data` must stay unchanged. The core copies it to
+  /// a buffer of its own first where the chosen schedule would write it (WritesData).
+  bool data_read_only = false;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
 };
@@ -199,6 +202,7 @@ class ReductionCore {
   ScheduleParams params_;
   void ChooseSchedule();
   std::unique_ptr<Schedule> schedule_;  // kept after completion, re-armed when it can be
+  std::vector<unsigned char> staging_;  // a read-only `data` copied for a schedule that writes
   bool schedule_active_ = false;
   bool length_pending_ = false;
   std::int64_t length_check_[4] = {0, 0, 0, 0};

@@ -55,7 +55,8 @@ struct ScheduleParams {
 namespace detail {
 
 /// inout[i] = in[i] ∘ inout[i] for i < count, with `in` the operand from the lower ranks
-/// (the MPI convention). Must not throw: the reduction layer wraps user operators.
+/// (the MPI convention); the two never overlap. Must not throw: the reduction layer wraps
+/// user operators.
 using CombineFn = void (*)(const void* state, const void* in, void* inout, std::size_t count);
 
 /// What a schedule moves and how two pieces of it combine.
@@ -131,6 +132,11 @@ class Schedule {
 /// not implement args.collective, or the payload is not commutative and the kind is not
 /// order-keeping.
 std::unique_ptr<Schedule> MakeSchedule(ScheduleKind kind, const ScheduleArgs& args);
+/// Whether the schedule may write `args.data` on rank `rank` of `size` (the ranks of
+/// args.comm). A reduce's ranks other than the root keep their data unchanged, so the
+/// reduction layer copies it first only where this is true: not on the leaves of the
+/// k-nomial trees and the chain, which only send, and never for the MPI library.
+bool WritesData(ScheduleKind kind, const ScheduleArgs& args, int rank, int size);
 
 }  // namespace detail
 }  // namespace tributary
