@@ -274,9 +274,6 @@ Context::Context(ContextOptions options)
   impl_->owner_thread = std::this_thread::get_id();
   if (impl_->options.communicator_pool < 1)
     throw UsageError("ContextOptions::communicator_pool must be at least 1");
-  if (impl_->options.determinism != Determinism::fast)
-    throw UsageError("tributary::Context: the run_to_run and rank_count_independent "
-                     "determinism modes are not available yet; use Determinism::fast");
   impl_->slot_used.assign(static_cast<std::size_t>(impl_->options.communicator_pool), 0);
   std::string text = SelectionTree::DefaultJson(), name = "built-in selection tree";
   std::string file = impl_->options.selection_file;
@@ -309,9 +306,6 @@ Context::Context(MPI_Comm comm, ContextOptions options)
     throw UsageError("tributary::Context created outside MPI_Init .. MPI_Finalize");
   if (d.options.communicator_pool < 1)
     throw UsageError("ContextOptions::communicator_pool must be at least 1");
-  if (d.options.determinism != Determinism::fast)
-    throw UsageError("tributary::Context: the run_to_run and rank_count_independent "
-                     "determinism modes are not available yet; use Determinism::fast");
   int inter = 0;
   detail::CheckMpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
   if (inter) throw UsageError("tributary::Context: intercommunicators are not supported");

@@ -202,7 +202,13 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     throw UsageError(Where() + ": network phase launched while " + ToString(State()));
   spec_ = spec;
   auto& impl = ctx_->Impl();
-  ChooseSchedule();
+  try {
+    ChooseSchedule();
+  } catch (const UsageError& e) {  // the same on every rank: the options are
+    SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
+    phase_.store(Phase::failed, std::memory_order_release);
+    throw UsageError(error_);
+  }
   if (impl.size == 1) {
     phase_.store(Phase::in_flight, std::memory_order_release);
     return;  // nothing to send: Check finishes at once
@@ -251,19 +257,32 @@ void ReductionCore::ChooseSchedule() {
                                                   : o.allreduce_schedule;
   const std::size_t bytes = spec_.packed ? spec_.packed->bytes
                                          : spec_.payload.count * spec_.payload.elem_size;
+  const bool run_to_run = spec_.determinism == static_cast<int>(Determinism::run_to_run) &&
+                          spec_.collective != Collective::allgather;
   if (forced) {
     kind_ = *forced;
     params_ = o.schedule_params;
+    if (run_to_run && kind_ == ScheduleKind::mpi_library)
+      throw UsageError(std::string("Determinism::run_to_run cannot use the MPI library's ") +
+                       "schedule (its combine order is unspecified); force one of Tributary's " +
+                       "own schedules, or leave the choice to the selection tree");
   } else {
     SelectionInput in;
     in.bytes = bytes;
     in.builtin_op = spec_.builtin_op;
     in.commutative = spec_.payload.commutative;
     in.memory = MemorySpace::host;
-    in.determinism = static_cast<int>(o.determinism);
+    in.determinism = spec_.determinism;
     const SelectionChoice c = impl.selection[static_cast<int>(spec_.collective)].Select(in);
     kind_ = c.kind;
     params_ = c.params;
+    // run_to_run: a fixed combine order, computed once and broadcast where the MPI library
+    // would decide the order.
+    if (run_to_run && kind_ == ScheduleKind::mpi_library) {
+      kind_ = spec_.collective == Collective::allreduce ? ScheduleKind::reduce_bcast
+                                                        : ScheduleKind::binomial;
+      params_.node_aware = false;
+    }
     // A node-aware leaf runs flat where the communicator has one node or one rank per node.
 #if TRIBUTARY_HAVE_MPI
     if (params_.node_aware && (!impl.nodes || impl.nodes->count <= 1 ||

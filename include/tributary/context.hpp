@@ -59,8 +59,8 @@ using ErrorHandler = std::function<void(const std::string& message)>;
 
 /// Options of a Context. All ranks must pass the same values.
 struct ContextOptions {
-  /// Determinism mode of the Context's reductions. Only `fast` is available so far; the
-  /// constructor rejects the others with a UsageError.
+  /// Determinism mode of the Context's reductions (each object may override it with
+  /// SetDeterminism); docs/determinism.md.
   Determinism determinism = Determinism::fast;
   /// Cross-rank checks.
   DebugLevel debug = DebugLevel::basic;

@@ -9,6 +9,7 @@
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
 #include "tributary/errors.hpp"
+#include "tributary/exact_sum.hpp"
 #include "tributary/ops.hpp"
 #include "tributary/reduce.hpp"
 #include "tributary/tasks.hpp"

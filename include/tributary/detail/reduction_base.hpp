@@ -17,6 +17,7 @@
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
 #include "tributary/errors.hpp"
+#include "tributary/exact_sum.hpp"
 #include "tributary/ops.hpp"
 
 namespace tributary::detail {
@@ -77,6 +78,7 @@ class ReductionBase {
   using Traits = ValueTraits<T>;
   using E = typename Traits::element;
   static_assert(alignof(E) <= alignof(PackedHeader), "over-aligned elements are not supported");
+  static constexpr bool kExactCapable = std::is_same_v<E, double> || std::is_same_v<E, float>;
 
  public:
   /// The value: the input of a hand-wired start and, once complete, the result.
@@ -101,17 +103,39 @@ class ReductionBase {
   /// Returns TaskStatus::complete so it can be a task. Thread-safe across lists.
   TaskStatus Contribute(int list_index, const T& partial) {
     if (core_->State() == Phase::collecting && list_index >= 0 &&
-        list_index < core_->Expected())
+        list_index < core_->Expected()) {
       slots_[static_cast<std::size_t>(list_index)].value = partial;
+      if (exact_) exact_used_[static_cast<std::size_t>(list_index)] = 0;
+    }
     if (core_->Arrive(list_index)) CombineAndLaunch();
     return TaskStatus::complete;
   }
+
+  /// Determinism::rank_count_independent with Sum over float or double: list
+  /// `list_index`'s partial as exact sums of its data (ExactSum; one per element of the
+  /// value), so that the result does not depend on how the data is split into lists and
+  /// ranks. Throws UsageError in other modes and for other types or operators.
+  TaskStatus Contribute(int list_index, const ExactSum& partial) { return ContributeExact(list_index, &partial, 1); }
+  TaskStatus Contribute(int list_index, const std::vector<ExactSum>& partials) {
+    return ContributeExact(list_index, partials.data(), partials.size());
+  }
+
+  /// The determinism mode of the next generations: the Context's unless set here. Throws
+  /// UsageError while a generation is collecting or in flight.
+  void SetDeterminism(Determinism mode) {
+    const Phase p = core_->State();
+    if (p == Phase::collecting || p == Phase::in_flight)
+      throw UsageError(core_->Where() + ": SetDeterminism while the generation is " + ToString(p));
+    mode_ = mode;
+  }
+  Determinism DeterminismMode() const noexcept { return mode_; }
 
  protected:
   ReductionBase(Context& ctx, std::string what, std::string label)
       : core_(std::make_unique<ReductionCore>(ctx, std::move(what), std::move(label))) {
     core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk);
     name_ = core_->Name();
+    mode_ = ctx.Options().determinism;
   }
   ~ReductionBase() {
     // The core goes first: while it drains or reports, the buffers and the operator it
@@ -140,7 +164,12 @@ class ReductionBase {
         op_error_(std::move(other.op_error_)),
         collective_(other.collective_),
         root_(other.root_),
-        name_(std::move(other.name_)) {
+        name_(std::move(other.name_)),
+        mode_(other.mode_),
+        exact_(other.exact_),
+        exact_active_(other.exact_active_),
+        exact_slots_(std::move(other.exact_slots_)),
+        exact_used_(std::move(other.exact_used_)) {
     if (core_ && core_->NetworkActive())
       throw UsageError(core_->Where() + ": moved while its network phase is in flight");
     if (core_) core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk);
@@ -150,6 +179,25 @@ class ReductionBase {
   ReductionBase(const ReductionBase&) = delete;
   ReductionBase& operator=(const ReductionBase&) = delete;
 
+  TaskStatus ContributeExact(int list_index, const ExactSum* partials, std::size_t count) {
+    if constexpr (!kExactCapable) {
+      (void)partials;
+      (void)count;
+      throw UsageError(core_->Where() + ": ExactSum partials need float or double elements");
+    } else {
+      const bool mine = core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected();
+      if (mine && !exact_)
+        throw UsageError(core_->Where() +
+                         ": ExactSum partials need Determinism::rank_count_independent and the Sum operator");
+      if (mine) {
+        exact_slots_[static_cast<std::size_t>(list_index)].assign(partials, partials + count);
+        exact_used_[static_cast<std::size_t>(list_index)] = 1;
+      }
+      if (core_->Arrive(list_index)) CombineAndLaunch();
+      return TaskStatus::complete;
+    }
+  }
+
   /// Arms a generation expecting `expected` contributions combined with `op`.
   template <class Op>
   void Arm(int expected, const Op& op, Collective collective, int root) {
@@ -157,6 +205,11 @@ class ReductionBase {
     core_->Arm(expected);
     try {
       SetOperator<E>(op_, op);
+      exact_ = UsesExactSum<Op>();
+    } catch (const UsageError& e) {
+      const std::string msg = core_->Where() + ": " + e.what();
+      core_->FailLocally(msg);
+      throw UsageError(msg);
     } catch (const std::exception& e) {
       core_->FailLocally(core_->Where() + ": " + e.what());
       throw;
@@ -165,6 +218,10 @@ class ReductionBase {
     root_ = root;
     if (slots_.size() < static_cast<std::size_t>(expected))
       slots_.resize(static_cast<std::size_t>(expected));
+    if (exact_ && exact_slots_.size() < static_cast<std::size_t>(expected)) {
+      exact_slots_.resize(static_cast<std::size_t>(expected));
+      exact_used_.resize(static_cast<std::size_t>(expected));
+    }
     if (expected == 0) CombineAndLaunch();
   }
 
@@ -173,10 +230,30 @@ class ReductionBase {
   void StartOnValue(const Op& op, Collective collective, int root) {
     ValidateRoot(root);
     core_->Arm(1);
-    SetOperator<E>(op_, op);
+    try {
+      SetOperator<E>(op_, op);
+      exact_ = UsesExactSum<Op>();
+    } catch (const UsageError& e) {
+      const std::string msg = core_->Where() + ": " + e.what();
+      core_->FailLocally(msg);
+      throw UsageError(msg);
+    } catch (const std::exception& e) {
+      core_->FailLocally(core_->Where() + ": " + e.what());
+      throw;
+    }
     collective_ = collective;
     root_ = root;
     core_->Arrive(0);
+    if constexpr (kExactCapable) {
+      if (exact_) {
+        const std::size_t count = Traits::Size(val);
+        ExactSum* acc = ExactBuffer(count);
+        const E* in = Traits::Data(val);
+        for (std::size_t k = 0; k < count; ++k) acc[k].Add(static_cast<double>(in[k]));
+        LaunchExact(count);
+        return;
+      }
+    }
     // A Reduce's other ranks keep val unchanged (the core copies it where the schedule
     // would write it).
     LaunchFrom(val, std::string(), NotRoot());
@@ -197,10 +274,115 @@ class ReductionBase {
   // an AllReduce) works in `val`, which receives the result: no copy back.
   bool NotRoot() const { return collective_ == Collective::reduce && core_->Ctx()->Rank() != root_; }
 
+  // Determinism::rank_count_independent: whether this operator on E goes through ExactSum
+  // (a floating-point Sum), or is independent of the order anyway (integer arithmetic, min,
+  // max, logical and bitwise operators, MinLoc/MaxLoc); a UsageError for the others.
+  template <class Op>
+  bool UsesExactSum() const {
+    if (mode_ != Determinism::rank_count_independent) return false;
+    constexpr BuiltinOp b = OpBuiltin<Op>::value;
+    if constexpr ((std::is_same_v<E, double> || std::is_same_v<E, float>) && b == BuiltinOp::sum) {
+      return true;
+    } else {
+      constexpr bool order_free =
+          (kBuiltinElement<E> && b != BuiltinOp::none && b != BuiltinOp::sum && b != BuiltinOp::prod) ||
+          ((b == BuiltinOp::sum || b == BuiltinOp::prod) && std::is_integral_v<E>) ||
+          std::is_same_v<Op, MinLoc> || std::is_same_v<Op, MaxLoc> || std::is_same_v<Op, MinMax>;
+      if constexpr (!order_free) {
+        throw UsageError(
+            "Determinism::rank_count_independent is not available for this operator on " +
+            TypeLabel<E>() + " elements: it covers Sum over float and double (exactly), and "
+            "operators whose result does not depend on the order (integer Sum and Prod, Min, Max, "
+            "logical and bitwise operators, MinLoc, MaxLoc, MinMax); use run_to_run");
+      }
+      return false;
+    }
+  }
+
+  // The accumulators of an exact generation live in the packed message, after its header.
+  ExactSum* ExactBuffer(std::size_t count) {
+    packed_.resize(sizeof(PackedHeader) + count * sizeof(ExactSum));
+    auto* acc = reinterpret_cast<ExactSum*>(packed_.data() + sizeof(PackedHeader));
+    std::uninitialized_value_construct_n(acc, count);
+    return acc;
+  }
+
+  [[noreturn]] void LengthMismatch(std::size_t len, int i, std::size_t len_i) {
+    std::string msg = core_->Where() + ": lists contributed values of different lengths (" +
+                      std::to_string(len) + " from list 0, " + std::to_string(len_i) + " from list " +
+                      std::to_string(i) + ")";
+    core_->FailLocally(msg);
+    throw UsageError(msg);
+  }
+
+  // Every list's partial added exactly (the order does not matter, list order is kept).
+  void CombineExactAndLaunch() {
+    const int n = core_->Expected();
+    const auto length_of = [&](int i) {
+      const auto u = static_cast<std::size_t>(i);
+      return exact_used_[u] ? exact_slots_[u].size() : Traits::Size(slots_[u].value);
+    };
+    const std::size_t len = n == 0 ? Traits::Size(val) : length_of(0);
+    for (int i = 1; i < n; ++i)
+      if (length_of(i) != len) LengthMismatch(len, i, length_of(i));
+    ExactSum* acc = ExactBuffer(len);
+    for (int i = 0; i < n; ++i) {
+      if (exact_used_[static_cast<std::size_t>(i)]) {
+        const auto& part = exact_slots_[static_cast<std::size_t>(i)];
+        for (std::size_t k = 0; k < len; ++k) acc[k] += part[k];
+      } else if constexpr (kExactCapable) {
+        const E* in = Traits::Data(slots_[static_cast<std::size_t>(i)].value);
+        for (std::size_t k = 0; k < len; ++k) acc[k].Add(static_cast<double>(in[k]));
+      }
+    }
+    LaunchExact(len);
+  }
+
+  static void ExactCombine(const void*, const void* in, void* inout, std::size_t count) noexcept {
+    const auto* a = static_cast<const ExactSum*>(in);
+    auto* b = static_cast<ExactSum*>(inout);
+    for (std::size_t k = 0; k < count; ++k) b[k] += a[k];
+  }
+
+  // The accumulators travel packed (every schedule: the combine is exact, so any order
+  // gives the same value); Finish rounds once.
+  void LaunchExact(std::size_t count) {
+    Context& ctx = *core_->Ctx();
+    auto* acc = reinterpret_cast<ExactSum*>(packed_.data() + sizeof(PackedHeader));
+    for (std::size_t k = 0; k < count; ++k) acc[k].Normalize();
+    PackedHeader header;
+    std::memcpy(packed_.data(), &header, sizeof header);
+    LaunchSpec spec;
+    spec.collective = collective_;
+    spec.root = root_;
+    spec.length = count;
+    spec.check_length = Traits::dynamic && ctx.Options().debug != DebugLevel::none;
+    if (ctx.Options().debug == DebugLevel::full)
+      spec.signature = (op_->Signature() * 31 + static_cast<std::uint64_t>(collective_)) * 131 +
+                       static_cast<std::uint64_t>(root_) + 7;
+    spec.payload.commutative = true;
+    spec.builtin_op = false;
+    spec.determinism = static_cast<int>(mode_);
+    layout_.segments.assign(1, PackedSegment{0, count, sizeof(ExactSum), &ExactCombine, nullptr});
+    layout_.bytes = packed_.size();
+    layout_.rank = ctx.Rank();
+    layout_.error_text = &op_error_;
+    op_error_.clear();
+    spec.data = packed_.data();
+    spec.packed = &layout_;
+    packed_active_ = false;
+    exact_active_ = true;
+    core_->Launch(spec);
+  }
+
   // The combined partial goes into `val`; on a Reduce's other ranks the last list's slot
   // (the object's own scratch) goes to the network as it is, or the work buffer holds the
   // neutral element when no list contributes here.
   void CombineAndLaunch() {
+    if (exact_) {
+      CombineExactAndLaunch();
+      return;
+    }
     const int n = core_->Expected();
     T& target = NotRoot() ? work_ : val;
     std::string combine_error;
@@ -217,16 +399,9 @@ class ReductionBase {
       }
     } else {
       const std::size_t len = Traits::Size(slots_[0].value);
-      for (int i = 1; i < n; ++i) {
-        if (Traits::Size(slots_[static_cast<std::size_t>(i)].value) != len) {
-          std::string msg = core_->Where() + ": lists contributed values of different lengths (" +
-                            std::to_string(len) + " from list 0, " +
-                            std::to_string(Traits::Size(slots_[static_cast<std::size_t>(i)].value)) +
-                            " from list " + std::to_string(i) + ")";
-          core_->FailLocally(msg);
-          throw UsageError(msg);
-        }
-      }
+      for (int i = 1; i < n; ++i)
+        if (Traits::Size(slots_[static_cast<std::size_t>(i)].value) != len)
+          LengthMismatch(len, i, Traits::Size(slots_[static_cast<std::size_t>(i)].value));
       // Left fold in list order: slot[i] = slot[i-1] ∘ slot[i].
       try {
         for (int i = 1; i < n; ++i)
@@ -259,6 +434,8 @@ class ReductionBase {
                        static_cast<std::uint64_t>(root_);
     spec.payload.commutative = op_->commutative;
     spec.builtin_op = op_->direct;
+    spec.determinism = static_cast<int>(mode_);
+    exact_active_ = false;
     op_error_ = combine_error;
     if (op_->direct && combine_error.empty()) {
       spec.data = Traits::Data(source);
@@ -295,6 +472,18 @@ class ReductionBase {
   void Finish() {
     Context& ctx = *core_->Ctx();
     const bool to_val = collective_ != Collective::reduce || ctx.Rank() == root_;
+    if (exact_active_) {
+      if (!to_val) return;
+      const std::size_t count = (layout_.bytes - sizeof(PackedHeader)) / sizeof(ExactSum);
+      const auto* acc = reinterpret_cast<const ExactSum*>(packed_.data() + sizeof(PackedHeader));
+      if constexpr (Traits::dynamic) Traits::Resize(val, count);
+      if constexpr (std::is_same_v<E, float>) {
+        for (std::size_t k = 0; k < count; ++k) Traits::Data(val)[k] = acc[k].RoundFloat();
+      } else if constexpr (std::is_same_v<E, double>) {
+        for (std::size_t k = 0; k < count; ++k) Traits::Data(val)[k] = acc[k].Round();
+      }
+      return;
+    }
     if (packed_active_) {
       PackedHeader header;
       std::memcpy(&header, packed_.data(), sizeof header);
@@ -319,6 +508,7 @@ class ReductionBase {
     // Missing lists count as neutral elements where the operator has one.
     std::vector<int> missing = core_->MissingLists();
     for (int i : missing) {
+      if (exact_) exact_used_[static_cast<std::size_t>(i)] = 0;
       T& slot = slots_[static_cast<std::size_t>(i)].value;
       if constexpr (Traits::dynamic) Traits::Resize(slot, Traits::Size(val));
       try {
@@ -347,6 +537,11 @@ class ReductionBase {
   int root_ = 0;
   bool packed_active_ = false;
   std::string name_;
+  Determinism mode_ = Determinism::fast;
+  bool exact_ = false;         // this generation sums through ExactSum
+  bool exact_active_ = false;  // the message in flight holds ExactSums
+  std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials ...
+  std::vector<unsigned char> exact_used_;            // ... given instead of a value
 };
 
 }  // namespace tributary::detail

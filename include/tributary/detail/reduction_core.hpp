@@ -81,6 +81,9 @@ struct LaunchSpec {
   /// reduce, ranks other than the root: `data` must stay unchanged. The core copies it to
   /// a buffer of its own first where the chosen schedule would write it (WritesData).
   bool data_read_only = false;
+  /// The generation's determinism mode (a selection input; run_to_run keeps the MPI
+  /// library's unspecified combine order out).
+  int determinism = 0;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
 };

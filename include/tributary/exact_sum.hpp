@@ -1,0 +1,54 @@
+// ExactSum: the exact sum of floating-point values, rounded once.
+//
+// The accumulator holds the sum as a fixed-point integer with its lowest bit at 2^-1074
+// (the smallest subnormal double) and room for 2^31 maximal values, in 32-bit digits kept
+// in 64-bit words, plus counts of infinities and NaNs. Adding a value or merging another
+// accumulator is exact, so the sum does not depend on the order, the grouping, or how the
+// values were split among lists and ranks: Determinism::rank_count_independent carries it
+// from each list's partial through the regional combine and the network.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tributary {
+
+class ExactSum {
+ public:
+  /// 32-bit digits from 2^-1074 up to 2^1102: any 2^31 finite doubles sum without overflow.
+  static constexpr int kDigits = 68;
+
+  ExactSum() = default;
+  explicit ExactSum(double x) noexcept { Add(x); }
+
+  /// Adds `x` exactly. An infinity or NaN is counted; it decides the result (see Round).
+  void Add(double x) noexcept;
+  ExactSum& operator+=(double x) noexcept {
+    Add(x);
+    return *this;
+  }
+  /// Adds another accumulator exactly.
+  ExactSum& operator+=(const ExactSum& other) noexcept;
+
+  /// The sum rounded to the nearest double (ties to even): NaN when a NaN was added or both
+  /// infinities were; ±inf when one infinity was, or when the exact sum is beyond the
+  /// largest double. An exact zero is +0.
+  double Round() const noexcept;
+  /// The same, rounded to float. Correctly rounded when the values added were floats (the
+  /// case of a float reduction); values below float's subnormal step may round twice.
+  float RoundFloat() const noexcept;
+
+  /// True when both hold the same exact value (and the same infinity and NaN counts).
+  bool SameValue(const ExactSum& other) const noexcept;
+
+  /// Carries every digit into [0, 2^32) but the top one (which holds the sign). Add and
+  /// merge keep the words from overflowing on their own; this makes the form canonical.
+  void Normalize() noexcept;
+
+ private:
+  std::int64_t digit_[kDigits] = {};
+  std::int64_t pos_inf_ = 0, neg_inf_ = 0, nan_ = 0;
+  std::int64_t pending_ = 0;  // additions since the last Normalize
+};
+
+}  // namespace tributary

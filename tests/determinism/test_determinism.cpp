@@ -1,0 +1,375 @@
+// Determinism modes through the public API. rank_count_independent: the result equals the
+// serial exact sum of the same data, correctly rounded (the same number at every rank
+// count, so equality at 1-4 ranks is the independence), for every split of the data into
+// lists and ranks, on adversarial data (large cancelling values, many tiny ones,
+// subnormals, mixed signs), for scalars, vectors, floats, Reduce and hand-wired starts;
+// operators it cannot cover are refused. run_to_run: the same bits over repeated
+// generations with shuffled list completion order, never the MPI library's schedule.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mpi_test.hpp"
+#include "test_types.hpp"
+#include "tributary/tributary.hpp"
+
+namespace {
+
+using tributary::Determinism;
+using tributary::ExactSum;
+using tributary::ScheduleKind;
+using tributary::TaskStatus;
+using tributary::testing::Rank;
+using tributary::testing::Size;
+
+template <class R>
+void Wait(tributary::Context& ctx, R& r) {
+  while (r.CheckReduce() != TaskStatus::complete) ctx.Progress();
+}
+
+template <class T>
+bool SameBits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+template <class T>
+bool SameBitsEverywhere(const std::vector<T>& v) {
+  std::string bytes(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  auto all = tributary::testing::AllGatherBytes(bytes);
+  return std::all_of(all.begin(), all.end(), [&](const std::string& b) { return b == all[0]; });
+}
+
+double Sum(std::initializer_list<double> xs) {
+  ExactSum s;
+  for (double x : xs) s.Add(x);
+  return s.Round();
+}
+
+// ---------------------------------------------------------------------------------------
+// The accumulator alone
+
+TEST(ExactSumAlone, RoundsOnceToNearestEven) {
+  const double two53 = 9007199254740992.0;
+  EXPECT_EQ(Sum({two53, 1.0}), two53);                      // a tie: to even
+  EXPECT_EQ(Sum({two53, 1.0, std::ldexp(1.0, -30)}), two53 + 2);  // just above the tie
+  EXPECT_EQ(Sum({two53, 1.0, -two53}), 1.0);                // naive left-to-right gives 0
+  EXPECT_EQ(Sum({-two53, -1.0, -std::ldexp(1.0, -30)}), -(two53 + 2));
+  EXPECT_EQ(Sum({two53 + 2, 1.0}), two53 + 4);              // a tie to the even neighbour above
+  EXPECT_EQ(Sum({1e308, 1e308, -1e308}), 1e308);            // an intermediate overflow
+  EXPECT_EQ(Sum({DBL_MAX, DBL_MAX}), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(Sum({DBL_MAX, std::ldexp(1.0, 969)}), DBL_MAX);  // below half an ulp
+  EXPECT_EQ(Sum({DBL_MAX, std::ldexp(1.0, 970)}), std::numeric_limits<double>::infinity());  // the tie
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  EXPECT_EQ(Sum({tiny, tiny, tiny}), 3 * tiny);
+  EXPECT_EQ(Sum({tiny, -tiny}), 0.0);
+  EXPECT_EQ(Sum({DBL_MIN, -tiny}), DBL_MIN - tiny);  // the largest subnormal, exactly
+  EXPECT_EQ(Sum({1.0, std::ldexp(1.0, -1074), -1.0}), tiny);
+  EXPECT_TRUE(std::isnan(Sum({1.0, std::numeric_limits<double>::quiet_NaN()})));
+  EXPECT_TRUE(std::isnan(Sum({std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()})));
+  EXPECT_EQ(Sum({-std::numeric_limits<double>::infinity(), 1e308, 1e308}), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(SameBits(Sum({-0.0, -0.0}), 0.0));  // an exact zero is +0
+  // Floats round from the exact value, not through a double.
+  ExactSum f;
+  f.Add(16777216.0f);
+  f.Add(1.0f);
+  EXPECT_EQ(f.RoundFloat(), 16777216.0f);
+  f.Add(std::ldexp(1.0f, -20));
+  EXPECT_EQ(f.RoundFloat(), 16777218.0f);
+  // Many maximal values: the top digits hold them, and they cancel exactly.
+  ExactSum big;
+  for (int i = 0; i < 1000000; ++i) big.Add(DBL_MAX);
+  EXPECT_EQ(big.Round(), std::numeric_limits<double>::infinity());
+  for (int i = 0; i < 999999; ++i) big.Add(-DBL_MAX);
+  EXPECT_EQ(big.Round(), DBL_MAX);
+}
+
+// Adversarial values: large cancelling pairs, many tiny ones, subnormals, mixed signs over
+// the whole exponent range; deterministic in the seed, independent of the rank count.
+std::vector<double> Adversarial(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> mant(0.5, 1.0);
+  std::uniform_int_distribution<int> expo(-1070, 1020), kind(0, 4);
+  std::vector<double> v;
+  while (v.size() < n) {
+    switch (kind(rng)) {
+      case 0: {  // a huge value and its negative, far apart in the list
+        const double x = std::ldexp(mant(rng), 1000 + expo(rng) % 20);
+        v.push_back(x);
+        v.insert(v.begin() + static_cast<long>(rng() % v.size()), -x);
+        break;
+      }
+      case 1: v.push_back(std::ldexp(mant(rng), -1000 - expo(rng) % 60)); break;  // tiny
+      case 2: v.push_back(std::numeric_limits<double>::denorm_min() * static_cast<double>(rng() % 1000)); break;
+      default: v.push_back((rng() & 1 ? -1.0 : 1.0) * std::ldexp(mant(rng), expo(rng))); break;
+    }
+  }
+  v.resize(n);
+  return v;
+}
+
+TEST(ExactSumAlone, OrderAndGroupingDoNotMatter) {
+  const auto v = Adversarial(20000, 7);
+  ExactSum forward, backward, grouped;
+  for (double x : v) forward.Add(x);
+  for (auto it = v.rbegin(); it != v.rend(); ++it) backward.Add(*it);
+  for (std::size_t g = 0; g < v.size(); g += 37) {
+    ExactSum part;
+    for (std::size_t i = g; i < std::min(v.size(), g + 37); ++i) part.Add(v[i]);
+    grouped += part;
+  }
+  EXPECT_TRUE(forward.SameValue(backward));
+  EXPECT_TRUE(forward.SameValue(grouped));
+  EXPECT_TRUE(SameBits(forward.Round(), grouped.Round()));
+}
+
+// ---------------------------------------------------------------------------------------
+// rank_count_independent through the reductions
+
+tributary::ContextOptions Independent() {
+  tributary::ContextOptions o;
+  o.determinism = Determinism::rank_count_independent;
+  return o;
+}
+
+// How the global values are split into lists and ranks.
+struct Layout {
+  int lists_per_rank;
+  bool round_robin;
+  bool rank0_empty;  // rank 0 has no list at all (when there are other ranks)
+};
+const Layout kLayouts[] = {{1, false, false}, {3, false, false}, {5, true, false}, {2, true, true}};
+
+// The lists of this rank (global list ids) and the values of one global list.
+std::vector<int> MyLists(const Layout& l) {
+  const bool skip0 = l.rank0_empty && Size() > 1;
+  if (skip0 && Rank() == 0) return {};
+  const int first_rank = skip0 ? 1 : 0;
+  std::vector<int> ids;
+  for (int k = 0; k < l.lists_per_rank; ++k) ids.push_back((Rank() - first_rank) * l.lists_per_rank + k);
+  return ids;
+}
+int TotalLists(const Layout& l) { return (Size() - (l.rank0_empty && Size() > 1 ? 1 : 0)) * l.lists_per_rank; }
+bool OwnedBy(const Layout& l, std::size_t j, std::size_t n, int list) {
+  const int total = TotalLists(l);
+  return l.round_robin ? static_cast<int>(j % static_cast<std::size_t>(total)) == list
+                       : static_cast<int>(j * static_cast<std::size_t>(total) / n) == list;
+}
+
+TEST(RankCountIndependent, ScalarSumEqualsTheExactSumForEverySplit) {
+  tributary::Context ctx(Independent());
+  tributary::AllReduce<double> total(ctx, "total");
+  // Data whose exact sum is known: cancelling pairs plus 2^53 + 1 + 2^-30 (-> 2^53 + 2).
+  std::vector<double> known = Adversarial(6000, 11);
+  for (double x : std::vector<double>(known)) known.push_back(-x);
+  std::shuffle(known.begin(), known.end(), std::mt19937(3));
+  known.push_back(9007199254740992.0);
+  known.insert(known.begin() + 100, 1.0);
+  known.insert(known.begin() + 5000, std::ldexp(1.0, -30));
+  const std::vector<double> wild = Adversarial(9000, 12);  // no known sum: the serial reference
+  ExactSum serial;
+  for (double x : wild) serial.Add(x);
+  for (const std::vector<double>* data : {static_cast<const std::vector<double>*>(&known), &wild}) {
+    const double expect = data == &known ? 9007199254740994.0 : serial.Round();
+    for (const Layout& l : kLayouts) {
+      const auto mine = MyLists(l);
+      total.Expect(static_cast<int>(mine.size()), tributary::Sum{});
+      // Lists finish in reverse order; each sums its block exactly.
+      for (std::size_t k = mine.size(); k-- > 0;) {
+        ExactSum part;
+        for (std::size_t j = 0; j < data->size(); ++j)
+          if (OwnedBy(l, j, data->size(), mine[k])) part.Add((*data)[j]);
+        total.Contribute(static_cast<int>(k), part);
+      }
+      Wait(ctx, total);
+      TRIBUTARY_EXPECT_ALL(SameBits(total.val, expect));
+      TRIBUTARY_EXPECT_ALL(SameBitsEverywhere(std::vector<double>{total.val}));
+    }
+  }
+}
+
+TEST(RankCountIndependent, VectorsFloatsAndReduceToEveryRoot) {
+  tributary::Context ctx(Independent());
+  constexpr std::size_t kElems = 7;
+  std::vector<std::vector<double>> data;
+  for (std::size_t e = 0; e < kElems; ++e) data.push_back(Adversarial(3000, 100 + static_cast<unsigned>(e)));
+  // The float data: the same values brought into float's range (exponents modulo 120), with
+  // float subnormals.
+  const auto to_float = [](double x, std::size_t j) {
+    int ex = 0;
+    const double m = std::frexp(x, &ex);
+    return j % 50 == 0 ? std::numeric_limits<float>::denorm_min() * static_cast<float>(j % 7)
+                       : static_cast<float>(std::ldexp(m, ex % 120));
+  };
+  std::vector<double> expect(kElems);
+  std::vector<float> expect_f(kElems);
+  for (std::size_t e = 0; e < kElems; ++e) {
+    ExactSum s, sf;
+    for (std::size_t j = 0; j < data[e].size(); ++j) {
+      s.Add(data[e][j]);
+      sf.Add(to_float(data[e][j], j));
+    }
+    expect[e] = s.Round();
+    expect_f[e] = sf.RoundFloat();
+  }
+  const auto parts = [&](const Layout& l, int list, bool as_float) {
+    std::vector<ExactSum> p(kElems);
+    for (std::size_t e = 0; e < kElems; ++e)
+      for (std::size_t j = 0; j < data[e].size(); ++j)
+        if (OwnedBy(l, j, data[e].size(), list)) p[e].Add(as_float ? to_float(data[e][j], j) : data[e][j]);
+    return p;
+  };
+  tributary::AllReduce<std::vector<double>> vec(ctx, "several totals");
+  tributary::AllReduce<std::vector<float>> vecf(ctx, "float totals");
+  tributary::Reduce<std::vector<double>> red(ctx, "to a root");
+  for (const Layout& l : kLayouts) {
+    const auto mine = MyLists(l);
+    const int n = static_cast<int>(mine.size());
+    vec.val.assign(kElems, 0.0);  // the length a rank without lists contributes
+    vecf.val.assign(kElems, 0.0f);
+    vec.Expect(n, tributary::Sum{});
+    vecf.Expect(n, tributary::Sum{});
+    for (int k = 0; k < n; ++k) {
+      vec.Contribute(k, parts(l, mine[static_cast<std::size_t>(k)], false));
+      vecf.Contribute(k, parts(l, mine[static_cast<std::size_t>(k)], true));
+    }
+    Wait(ctx, vec);
+    Wait(ctx, vecf);
+    TRIBUTARY_EXPECT_ALL(vec.val == expect);
+    TRIBUTARY_EXPECT_ALL(std::memcmp(vecf.val.data(), expect_f.data(), kElems * sizeof(float)) == 0);
+    TRIBUTARY_EXPECT_ALL(SameBitsEverywhere(vec.val) && SameBitsEverywhere(vecf.val));
+    for (int root = 0; root < Size(); ++root) {
+      red.val.assign(kElems, -1.0);
+      red.Expect(n, root, tributary::Sum{});
+      for (int k = 0; k < n; ++k) red.Contribute(k, parts(l, mine[static_cast<std::size_t>(k)], false));
+      Wait(ctx, red);
+      TRIBUTARY_EXPECT_ALL(red.val == (Rank() == root ? expect : std::vector<double>(kElems, -1.0)));
+    }
+  }
+}
+
+TEST(RankCountIndependent, ValuesContributedAsTheyAreAndHandWiredStarts) {
+  tributary::Context ctx(Independent());
+  // Every list contributes one global value as it is: the set of values is the same at
+  // every rank count, so the result is too.
+  const std::vector<double> values = Adversarial(24, 5);  // 24 lists in all: 24 = 1*24 = 2*12 = 3*8 = 4*6
+  ExactSum serial;
+  for (double x : values) serial.Add(x);
+  tributary::AllReduce<double> r(ctx, "values");
+  const int per_rank = static_cast<int>(values.size()) / Size();
+  if (static_cast<int>(values.size()) % Size() == 0) {
+    r.Expect(per_rank, tributary::Sum{});
+    for (int k = per_rank; k-- > 0;) r.Contribute(k, values[static_cast<std::size_t>(Rank() * per_rank + k)]);
+    Wait(ctx, r);
+    TRIBUTARY_EXPECT_ALL(SameBits(r.val, serial.Round()));
+  }
+  // Hand-wired: val on each rank, summed exactly across the ranks.
+  tributary::AllReduce<std::vector<double>> h(ctx, "hand-wired");
+  h.val = {values[static_cast<std::size_t>(Rank())], -values[static_cast<std::size_t>(Rank())], 1e-300 * (Rank() + 1)};
+  h.StartReduce(tributary::Sum{});
+  Wait(ctx, h);
+  ExactSum third;
+  for (int q = 0; q < Size(); ++q) third.Add(1e-300 * (q + 1));
+  TRIBUTARY_EXPECT_ALL(h.val[1] + h.val[0] == 0.0 && SameBits(h.val[2], third.Round()));
+  // Operators whose result does not depend on the order run as they are.
+  tributary::AllReduce<long> count(ctx, "count");
+  count.val = Rank() + 1;
+  count.StartReduce(tributary::Sum{});
+  tributary::AllReduce<double> dt(ctx, "dt");
+  dt.val = 1.0 / (Rank() + 1);
+  dt.StartReduce(tributary::Min{});
+  Wait(ctx, count);
+  Wait(ctx, dt);
+  TRIBUTARY_EXPECT_ALL(count.val == Size() * (Size() + 1) / 2 && dt.val == 1.0 / Size());
+}
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tributary::UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RankCountIndependent, WhatItCannotCoverIsAClearErrorAtStart) {
+  tributary::Context ctx(Independent());
+  tributary::AllReduce<double> p(ctx, "product");
+  p.val = 1.5;
+  const std::string e = ErrorOf([&] { p.StartReduce(tributary::Prod{}); });
+  TRIBUTARY_EXPECT_ALL(e.find("AllReduce<double> 'product'") != std::string::npos &&
+                       e.find("rank_count_independent is not available") != std::string::npos);
+  // The object stays usable: the same generation failed, the next one starts.
+  EXPECT_THROW(p.CheckReduce(), tributary::UsageError);
+  p.val = 2.0;
+  p.StartReduce(tributary::Sum{});
+  Wait(ctx, p);
+  TRIBUTARY_EXPECT_ALL(p.val == 2.0 * Size());
+  tributary::AllReduce<tributary::testing::Mat> m(ctx, "matrices");
+  TRIBUTARY_EXPECT_ALL(!ErrorOf([&] { m.StartReduce(tributary::testing::MatMul{}); }).empty());
+  // ExactSum partials need the mode and a floating-point Sum.
+  tributary::Context fast;
+  tributary::AllReduce<double> f(fast, "fast");
+  f.Expect(1, tributary::Sum{});
+  TRIBUTARY_EXPECT_ALL(ErrorOf([&] { f.Contribute(0, ExactSum(1.0)); }).find("need Determinism::rank_count_independent") !=
+                       std::string::npos);
+  f.Contribute(0, 1.0);
+  Wait(fast, f);
+  // The mode is set per object too, but not while a generation is collecting.
+  f.SetDeterminism(Determinism::rank_count_independent);
+  f.Expect(1, tributary::Sum{});
+  TRIBUTARY_EXPECT_ALL(!ErrorOf([&] { f.SetDeterminism(Determinism::fast); }).empty());
+  f.Contribute(0, ExactSum(0.25));
+  Wait(fast, f);
+  TRIBUTARY_EXPECT_ALL(f.val == 0.25 * Size() && f.DeterminismMode() == Determinism::rank_count_independent);
+}
+
+// ---------------------------------------------------------------------------------------
+// run_to_run
+
+TEST(RunToRun, SameBitsWhateverTheListCompletionOrderAndNeverTheLibrarysOrder) {
+  // A tree that would pick the MPI library for everything.
+  const std::string path = std::string(TRIBUTARY_TEST_TMP) + "/library-only.json";
+  if (Rank() == 0) std::ofstream(path) << R"({"tree": [{"collective": "any", "then": {"schedule": "mpi_library"}}]})";
+  tributary::testing::Barrier();
+  tributary::ContextOptions o;
+  o.determinism = Determinism::run_to_run;
+  o.selection_file = path;
+  tributary::Context ctx(o);
+  tributary::AllReduce<std::vector<double>> r(ctx, "repeatable");
+  constexpr int kLists = 4;
+  const auto data = Adversarial(kLists * 64, static_cast<unsigned>(Rank()) + 1);
+  std::vector<double> first;
+  std::mt19937 shuffle(static_cast<unsigned>(Rank()) * 31 + 7);
+  for (int rep = 0; rep < 6; ++rep) {
+    std::vector<int> order(kLists);
+    for (int k = 0; k < kLists; ++k) order[static_cast<std::size_t>(k)] = k;
+    std::shuffle(order.begin(), order.end(), shuffle);
+    r.Expect(kLists, tributary::Sum{});
+    for (int k : order)
+      r.Contribute(k, std::vector<double>(data.begin() + k * 64, data.begin() + (k + 1) * 64));
+    Wait(ctx, r);
+    if (rep == 0) first = r.val;
+    TRIBUTARY_EXPECT_ALL(r.val == first && SameBitsEverywhere(r.val));
+    TRIBUTARY_EXPECT_ALL(r.ScheduleUsed() == ScheduleKind::reduce_bcast);
+  }
+  // A forced MPI-library schedule cannot keep the promise: a clear error at start.
+  tributary::ContextOptions forced = o;
+  forced.selection_file.clear();
+  forced.allreduce_schedule = ScheduleKind::mpi_library;
+  tributary::Context fctx(forced);
+  tributary::AllReduce<double> x(fctx, "forced");
+  x.val = 1.0;
+  TRIBUTARY_EXPECT_ALL(ErrorOf([&] { x.StartReduce(tributary::Sum{}); }).find("run_to_run cannot use") != std::string::npos);
+}
+
+}  // namespace
