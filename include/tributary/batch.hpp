@@ -10,6 +10,7 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
+#include "tributary/detail/exactness.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
 #include "tributary/errors.hpp"
@@ -55,27 +56,50 @@ class BatchMember final : public detail::BatchMemberBase {
 
   /// Contributes list `list_index`'s partial for this member (see Batch::Expect).
   TaskStatus Contribute(int list_index, const T& partial);
+  /// rank_count_independent, Sum over a scalar float or double: the list's partial as an
+  /// exact sum of its data (see AllReduce::Contribute).
+  TaskStatus Contribute(int list_index, const ExactSum& partial);
   /// Polls the whole batch.
   TaskStatus CheckReduce();
 
   template <class Op>
-  BatchMember(Batch& batch, const Op& op, std::string name) : batch_(&batch) {
+  BatchMember(Batch& batch, const Op& op, std::string name, Determinism mode) : batch_(&batch) {
     detail::SetOperator<E>(op_, op);
     label = std::move(name);
+    exact_ = detail::UsesExactSum<E, Op>(mode, detail::TypeName<E>::Get());
   }
 
-  std::size_t Bytes() const noexcept override { return Traits::Size(val) * sizeof(E); }
-  std::size_t Align() const noexcept override { return alignof(E); }
+  std::size_t Bytes() const noexcept override {
+    return Traits::Size(val) * (exact_ ? sizeof(ExactSum) : sizeof(E));
+  }
+  std::size_t Align() const noexcept override { return exact_ ? alignof(ExactSum) : alignof(E); }
   void PrepareArm(int lists) override {
     if (slots_.size() < static_cast<std::size_t>(lists)) {
       slots_.resize(static_cast<std::size_t>(lists));
       flags_ = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(lists));
+      if (exact_) exact_slots_.resize(static_cast<std::size_t>(lists));
     }
     for (int i = 0; i < lists; ++i) flags_[static_cast<std::size_t>(i)].store(0);
     lists_ = lists;
   }
   void CombineInto(int lists, unsigned char* dst) override {
     const std::size_t n = Traits::Size(val);
+    if constexpr (kExactCapable) {
+      if (exact_) {  // every list's partial added exactly (flag 2: an ExactSum partial)
+        auto* acc = reinterpret_cast<ExactSum*>(dst);
+        std::uninitialized_value_construct_n(acc, n);
+        for (int i = 0; i < lists; ++i) {
+          const auto u = static_cast<std::size_t>(i);
+          if (flags_[u].load() == 2) {
+            acc[0] += exact_slots_[u];
+          } else {
+            for (std::size_t k = 0; k < n; ++k) acc[k].Add(static_cast<double>(Traits::Data(slots_[u].value)[k]));
+          }
+        }
+        for (std::size_t k = 0; k < n; ++k) acc[k].Normalize();
+        return;
+      }
+    }
     if (lists == 0) {
       const E identity = op_->Identity();
       for (std::size_t k = 0; k < n; ++k) std::memcpy(dst + k * sizeof(E), &identity, sizeof(E));
@@ -87,12 +111,31 @@ class BatchMember final : public detail::BatchMemberBase {
     std::memcpy(dst, Traits::Data(slots_[static_cast<std::size_t>(lists - 1)].value), n * sizeof(E));
   }
   void PackValue(unsigned char* dst) const override {
+    if constexpr (kExactCapable) {
+      if (exact_) {
+        auto* acc = reinterpret_cast<ExactSum*>(dst);
+        std::uninitialized_value_construct_n(acc, Traits::Size(val));
+        for (std::size_t k = 0; k < Traits::Size(val); ++k) {
+          acc[k].Add(static_cast<double>(Traits::Data(val)[k]));
+          acc[k].Normalize();
+        }
+        return;
+      }
+    }
     std::memcpy(dst, Traits::Data(val), Bytes());
   }
   void Unpack(const unsigned char* src) override {
+    if constexpr (kExactCapable) {
+      if (exact_) {
+        const auto* acc = reinterpret_cast<const ExactSum*>(src);
+        for (std::size_t k = 0; k < Traits::Size(val); ++k) Traits::Data(val)[k] = detail::RoundExact<E>(acc[k]);
+        return;
+      }
+    }
     std::memcpy(static_cast<void*>(Traits::Data(val)), src, Bytes());
   }
   detail::PackedSegment Segment(std::size_t offset) const override {
+    if (exact_) return detail::PackedSegment{offset, Traits::Size(val), sizeof(ExactSum), &detail::ExactCombine, nullptr};
     return detail::PackedSegment{offset, Traits::Size(val), sizeof(E), op_->combine, op_.get()};
   }
   void FillMissing(const std::vector<int>& missing) override {
@@ -105,10 +148,13 @@ class BatchMember final : public detail::BatchMemberBase {
       }
     }
   }
-  bool Commutative() const noexcept override { return op_->commutative; }
+  bool Commutative() const noexcept override { return exact_ || op_->commutative; }
 
  private:
   friend class Batch;
+  static constexpr bool kExactCapable = std::is_same_v<E, double> || std::is_same_v<E, float>;
+  bool exact_ = false;
+  std::vector<ExactSum> exact_slots_;
   Batch* batch_;
   std::unique_ptr<detail::OpHolderBase<E>> op_;
   struct Slot {  // keeps std::vector<bool>'s bit packing away
@@ -140,7 +186,12 @@ class Batch {
   BatchMember<T>& Add(Op op, std::string label = {}) {
     if (core_->Generation() != 0)
       throw UsageError(core_->Name() + ": members must be added before the first start");
-    auto member = std::make_unique<BatchMember<T>>(*this, op, std::move(label));
+    std::unique_ptr<BatchMember<T>> member;
+    try {
+      member = std::make_unique<BatchMember<T>>(*this, op, std::move(label), core_->Ctx()->Options().determinism);
+    } catch (const UsageError& e) {
+      throw UsageError(core_->Name() + ": " + e.what());
+    }
     BatchMember<T>& ref = *member;
     members_.push_back(std::move(member));
     return ref;
@@ -197,6 +248,22 @@ class Batch {
     return TaskStatus::complete;
   }
 
+  template <class T>
+  TaskStatus ContributeExact(BatchMember<T>& m, int list, const ExactSum& partial) {
+    if (!m.exact_)
+      throw UsageError(core_->Where() + ": member '" + m.label + "': an ExactSum partial needs "
+                       "Determinism::rank_count_independent and Sum over a scalar float or double");
+    if (core_->State() != detail::Phase::collecting || list < 0 || list >= lists_) {
+      core_->Arrive(list);  // throws the right UsageError
+    }
+    if (m.flags_[static_cast<std::size_t>(list)].exchange(2))
+      throw UsageError(core_->Where() + ": member '" + m.label + "': list " +
+                       std::to_string(list) + " contributed twice in one generation");
+    m.exact_slots_[static_cast<std::size_t>(list)] = partial;
+    if (core_->Arrive(list)) CombineAndLaunch();
+    return TaskStatus::complete;
+  }
+
   void Layout() {
     offsets_.resize(members_.size());
     std::size_t offset = 0;
@@ -242,6 +309,7 @@ class Batch {
     spec.collective = Collective::allreduce;
     spec.data = buffer_.data();
     spec.payload.commutative = commutative;
+    spec.determinism = static_cast<int>(core_->Ctx()->Options().determinism);
     spec.packed = &layout_;
     core_->Launch(spec);
   }
@@ -280,6 +348,17 @@ class Batch {
 template <class T>
 TaskStatus BatchMember<T>::Contribute(int list_index, const T& partial) {
   return batch_->ContributeMember(*this, list_index, partial);
+}
+
+template <class T>
+TaskStatus BatchMember<T>::Contribute(int list_index, const ExactSum& partial) {
+  if constexpr (!std::is_floating_point_v<T>) {
+    (void)list_index;
+    (void)partial;
+    throw UsageError("member '" + label + "': an ExactSum partial needs a scalar float or double member");
+  } else {
+    return batch_->ContributeExact(*this, list_index, partial);
+  }
 }
 
 template <class T>

@@ -268,13 +268,6 @@ TEST(Lifecycle, ObjectsAreMovableWhenNotInFlight) {
   TRIBUTARY_EXPECT_ALL(ok);
 }
 
-TEST(Lifecycle, DeterminismModesNotYetAvailableAreRefused) {
-  tributary::ContextOptions options;
-  options.determinism = tributary::Determinism::rank_count_independent;
-  const std::string msg = MessageOf<UsageError>([&] { tributary::Context ctx(options); });
-  TRIBUTARY_EXPECT_ALL(Contains(msg, "not available yet"));
-}
-
 TEST(Lifecycle, PoolExhaustionIsAClearError) {
   tributary::ContextOptions options;
   options.communicator_pool = 2;

@@ -301,6 +301,46 @@ std::string ErrorOf(const std::function<void()>& f) {
   return "";
 }
 
+TEST(RankCountIndependent, BatchMembersSumExactlyBesideTheOthers) {
+  tributary::Context ctx(Independent());
+  tributary::Batch step(ctx, "step");
+  auto& mass = step.Add<double>(tributary::Sum{}, "mass");
+  auto& dt = step.Add<double>(tributary::Min{}, "dt");
+  auto& cells = step.Add<long>(tributary::Sum{}, "cells");
+  auto& energy = step.Add<float>(tributary::Sum{}, "energy");
+  const std::vector<double> data = Adversarial(4000, 21);
+  ExactSum serial;
+  for (double x : data) serial.Add(x);
+  for (const Layout& l : kLayouts) {
+    const auto mine = MyLists(l);
+    step.Expect(static_cast<int>(mine.size()));
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      ExactSum part;
+      long n = 0;
+      for (std::size_t j = 0; j < data.size(); ++j)
+        if (OwnedBy(l, j, data.size(), mine[k])) {
+          part.Add(data[j]);
+          ++n;
+        }
+      const int list = static_cast<int>(k);
+      mass.Contribute(list, part);
+      dt.Contribute(list, 0.5 + mine[k]);
+      cells.Contribute(list, n);
+      energy.Contribute(list, static_cast<float>(n));  // values as they are: counts, exact in float
+    }
+    Wait(ctx, step);
+    TRIBUTARY_EXPECT_ALL(SameBits(mass.val, serial.Round()) && dt.val == 0.5 &&
+                         cells.val == static_cast<long>(data.size()) &&
+                         energy.val == static_cast<float>(data.size()));
+  }
+  // Members it cannot cover are refused when they are added.
+  tributary::Batch other(ctx, "other");
+  const std::string e = ErrorOf([&] { other.Add<double>(tributary::Prod{}, "growth"); });
+  TRIBUTARY_EXPECT_ALL(e.find("Batch 'other'") != std::string::npos &&
+                       e.find("rank_count_independent is not available") != std::string::npos);
+}
+
+
 TEST(RankCountIndependent, WhatItCannotCoverIsAClearErrorAtStart) {
   tributary::Context ctx(Independent());
   tributary::AllReduce<double> p(ctx, "product");

@@ -14,8 +14,10 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
+#include "tributary/detail/exactness.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
+#include "tributary/detail/type_name.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/exact_sum.hpp"
 #include "tributary/ops.hpp"
@@ -28,45 +30,6 @@ struct IsKokkosView : std::false_type {};
 template <class D, class... P>
 struct IsKokkosView<Kokkos::View<D, P...>> : std::true_type {};
 #endif
-
-template <class T>
-struct TypeName {
-  static std::string Get() {
-    if constexpr (std::is_same_v<T, double>) return "double";
-    else if constexpr (std::is_same_v<T, float>) return "float";
-    else if constexpr (std::is_same_v<T, long double>) return "long double";
-    else if constexpr (std::is_same_v<T, bool>) return "bool";
-    else if constexpr (std::is_integral_v<T>)
-      return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(8 * sizeof(T));
-    else return "T";
-  }
-};
-template <class E>
-struct TypeName<std::vector<E>> {
-  static std::string Get() { return "std::vector<" + TypeName<E>::Get() + ">"; }
-};
-template <class E, std::size_t N>
-struct TypeName<std::array<E, N>> {
-  static std::string Get() {
-    return "std::array<" + TypeName<E>::Get() + ", " + std::to_string(N) + ">";
-  }
-};
-template <class E, std::size_t N>
-struct TypeName<E[N]> {
-  static std::string Get() { return TypeName<E>::Get() + "[" + std::to_string(N) + "]"; }
-};
-#if TRIBUTARY_HAVE_KOKKOS
-template <class D, class... P>
-struct TypeName<Kokkos::View<D, P...>> {
-  static std::string Get() { return "Kokkos::View"; }
-};
-#endif
-
-/// A short name of T for messages ("double", "std::vector<int32>", "T" for user types).
-template <class T>
-std::string TypeLabel() {
-  return TypeName<T>::Get();
-}
 
 template <class T>
 class ReductionBase {
@@ -274,29 +237,9 @@ class ReductionBase {
   // an AllReduce) works in `val`, which receives the result: no copy back.
   bool NotRoot() const { return collective_ == Collective::reduce && core_->Ctx()->Rank() != root_; }
 
-  // Determinism::rank_count_independent: whether this operator on E goes through ExactSum
-  // (a floating-point Sum), or is independent of the order anyway (integer arithmetic, min,
-  // max, logical and bitwise operators, MinLoc/MaxLoc); a UsageError for the others.
   template <class Op>
   bool UsesExactSum() const {
-    if (mode_ != Determinism::rank_count_independent) return false;
-    constexpr BuiltinOp b = OpBuiltin<Op>::value;
-    if constexpr ((std::is_same_v<E, double> || std::is_same_v<E, float>) && b == BuiltinOp::sum) {
-      return true;
-    } else {
-      constexpr bool order_free =
-          (kBuiltinElement<E> && b != BuiltinOp::none && b != BuiltinOp::sum && b != BuiltinOp::prod) ||
-          ((b == BuiltinOp::sum || b == BuiltinOp::prod) && std::is_integral_v<E>) ||
-          std::is_same_v<Op, MinLoc> || std::is_same_v<Op, MaxLoc> || std::is_same_v<Op, MinMax>;
-      if constexpr (!order_free) {
-        throw UsageError(
-            "Determinism::rank_count_independent is not available for this operator on " +
-            TypeLabel<E>() + " elements: it covers Sum over float and double (exactly), and "
-            "operators whose result does not depend on the order (integer Sum and Prod, Min, Max, "
-            "logical and bitwise operators, MinLoc, MaxLoc, MinMax); use run_to_run");
-      }
-      return false;
-    }
+    return detail::UsesExactSum<E, Op>(mode_, TypeLabel<E>());
   }
 
   // The accumulators of an exact generation live in the packed message, after its header.
@@ -336,12 +279,6 @@ class ReductionBase {
       }
     }
     LaunchExact(len);
-  }
-
-  static void ExactCombine(const void*, const void* in, void* inout, std::size_t count) noexcept {
-    const auto* a = static_cast<const ExactSum*>(in);
-    auto* b = static_cast<ExactSum*>(inout);
-    for (std::size_t k = 0; k < count; ++k) b[k] += a[k];
   }
 
   // The accumulators travel packed (every schedule: the combine is exact, so any order
@@ -477,11 +414,8 @@ class ReductionBase {
       const std::size_t count = (layout_.bytes - sizeof(PackedHeader)) / sizeof(ExactSum);
       const auto* acc = reinterpret_cast<const ExactSum*>(packed_.data() + sizeof(PackedHeader));
       if constexpr (Traits::dynamic) Traits::Resize(val, count);
-      if constexpr (std::is_same_v<E, float>) {
-        for (std::size_t k = 0; k < count; ++k) Traits::Data(val)[k] = acc[k].RoundFloat();
-      } else if constexpr (std::is_same_v<E, double>) {
-        for (std::size_t k = 0; k < count; ++k) Traits::Data(val)[k] = acc[k].Round();
-      }
+      if constexpr (kExactCapable)
+        for (std::size_t k = 0; k < count; ++k) Traits::Data(val)[k] = RoundExact<E>(acc[k]);
       return;
     }
     if (packed_active_) {
