@@ -210,6 +210,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     throw UsageError(error_);
   }
   if (impl.size == 1) {
+    if (spec_.window) spec_.data = spec_.pack(client_, spec_.window_lo, spec_.window_hi);
     phase_.store(Phase::in_flight, std::memory_order_release);
     return;  // nothing to send: Check finishes at once
   }
@@ -217,15 +218,18 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   impl.CheckThread();
   auto mpi = impl.LockMpi();
   try {
-    if (spec_.check_length || spec_.signature != 0) {
-      // One small allreduce of {n, -n, s, -s} with MAX gives every rank max and min of the
-      // lengths and of the signatures.
+    if (spec_.check_length || spec_.signature != 0 || spec_.window) {
+      // One small allreduce of {n, -n, s, -s, hi, -lo} with MAX gives every rank max and
+      // min of the lengths, of the signatures and of the exact-sum windows.
       const auto sig = static_cast<std::int64_t>(spec_.signature >> 1);
-      length_check_[0] = static_cast<std::int64_t>(spec_.length);
-      length_check_[1] = -static_cast<std::int64_t>(spec_.length);
+      const auto len = spec_.check_length ? static_cast<std::int64_t>(spec_.length) : 0;
+      length_check_[0] = len;
+      length_check_[1] = -len;
       length_check_[2] = sig;
       length_check_[3] = -sig;
-      CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, length_check_, 4, MPI_INT64_T, MPI_MAX,
+      length_check_[4] = spec_.window_hi;
+      length_check_[5] = -spec_.window_lo;
+      CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, length_check_, 6, MPI_INT64_T, MPI_MAX,
                               impl.pool[static_cast<std::size_t>(slot_)], &length_request_),
                "MPI_Iallreduce");
       length_pending_ = true;
@@ -386,6 +390,15 @@ bool ReductionCore::AdvanceLocked() {
                  impl.rank);
         phase_.store(Phase::failed, std::memory_order_release);
         return true;
+      }
+      if (spec_.window) {
+        try {
+          spec_.data = spec_.pack(client_, -length_check_[5], length_check_[4]);
+        } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
+          SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
+          phase_.store(Phase::failed, std::memory_order_release);
+          return true;
+        }
       }
       StartSchedule();
     }

@@ -7,12 +7,15 @@
 //             reduction: OSU, IMB and "hidden" figures
 //   selection the cost of evaluating the pruned built-in tree per start (the latency
 //             section also runs the built-in tree beside every schedule)
+//   determinism  the same allreduce in fast, run_to_run and rank_count_independent mode
 //   reduce004 reference 004's table: Reduce<std::vector<int>> (binomial and the other
 //             reduce schedules) vs MPI_Reduce for 64Ki, 1Mi, 16Mi and 256Mi ints
-// Usage: bench_schedules [--section latency|overlap|reduce004|selection] [--max-bytes N]
+// Usage: bench_schedules [--section latency|overlap|reduce004|selection|determinism]
+//                        [--max-bytes N]
 //                        [--quick] [--csv FILE]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -431,6 +434,66 @@ void Reduce004(const tb::Options& base, bool quick, std::size_t max_bytes) {
 }
 
 // ---------------------------------------------------------------------------------------
+// The determinism modes against fast: the same allreduce of doubles (sum) in each mode,
+// side by side, at 8 B, 1 KiB, 64 KiB and 1 MiB; each result checked against the exact sum.
+void DeterminismCost(const tb::Options& base, bool quick, std::size_t max_bytes) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::pair<const char*, tributary::Determinism> modes[] = {
+      {"fast", tributary::Determinism::fast},
+      {"run_to_run", tributary::Determinism::run_to_run},
+      {"rank_count_independent", tributary::Determinism::rank_count_independent}};
+  std::vector<std::unique_ptr<tributary::Context>> contexts;
+  for (const auto& m : modes) {
+    tributary::ContextOptions o;
+    o.debug = tributary::DebugLevel::none;
+    o.determinism = m.second;
+    contexts.push_back(std::make_unique<tributary::Context>(o));
+  }
+  std::vector<std::string> lines;
+  for (std::size_t bytes : {std::size_t(8), std::size_t(1024), std::size_t(65536), std::size_t(1) << 20}) {
+    if (bytes > max_bytes) break;
+    const std::size_t n = bytes / sizeof(double);
+    const tb::Options o = tb::ForMessage(base, bytes, quick);
+    std::vector<double> input(n);
+    for (std::size_t i = 0; i < n; ++i) input[i] = 0.1 * static_cast<double>(i % 17) + 1e-3 * rank;
+    tb::Runner run(MPI_COMM_WORLD, "determinism: allreduce of " + tb::FormatBytes(bytes) + " (doubles, sum)",
+                   "fast", o);
+    std::vector<std::unique_ptr<tributary::AllReduce<std::vector<double>>>> objects;
+    for (std::size_t k = 0; k < contexts.size(); ++k) {
+      objects.push_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(*contexts[k], modes[k].first));
+      auto* r = objects.back().get();
+      r->val.resize(n);
+      run.Add(modes[k].first, [r, &input] {
+        std::copy(input.begin(), input.end(), r->val.begin());
+        r->StartReduce(tributary::Sum{});
+        Wait(*r);
+      }, [r, n, size] {  // within rounding of the exact sum
+        for (std::size_t i = 0; i < n; ++i) {
+          const double exact = size * 0.1 * static_cast<double>(i % 17) + 1e-3 * size * (size - 1) / 2.0;
+          if (std::abs(r->val[i] - exact) > 1e-12 * (1 + std::abs(exact))) return false;
+        }
+        return true;
+      });
+    }
+    run.Run(tb::FormatBytes(bytes));
+    run.Report();
+    const double t_fast = Median(run.Results(), "fast");
+    char line[256];
+    std::snprintf(line, sizeof line, "| %s | %s | %.2f | %.2f |", tb::FormatBytes(bytes).c_str(),
+                  tb::FormatSeconds(t_fast).c_str(), Median(run.Results(), "run_to_run") / t_fast,
+                  Median(run.Results(), "rank_count_independent") / t_fast);
+    lines.push_back(line);
+  }
+  if (rank == 0) {
+    std::printf("\n### Determinism modes at %d ranks: time relative to fast (median)\n\n"
+                "| size | fast | run_to_run | rank_count_independent |\n|---|---|---|---|\n", size);
+    for (const auto& l : lines) std::printf("%s\n", l.c_str());
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 // The cost of choosing: evaluating the pruned built-in tree once per start, on rank 0,
 // cycling through message sizes and operator properties so no branch is always taken.
 void SelectionCost() {
@@ -487,14 +550,16 @@ int main(int argc, char** argv) {
     }
     if (quick) max_bytes = std::min<std::size_t>(max_bytes, 1u << 20);
     if (!section.empty() && section != "latency" && section != "overlap" && section != "reduce004" &&
-        section != "selection") {
-      std::fprintf(stderr, "unknown --section '%s' (latency, overlap, reduce004, selection)\n", section.c_str());
+        section != "selection" && section != "determinism") {
+      std::fprintf(stderr, "unknown --section '%s' (latency, overlap, reduce004, selection, determinism)\n",
+                   section.c_str());
       code = 2;
     } else {
       if (section.empty() || section == "latency") Latency(o, quick, max_bytes);
       if (section.empty() || section == "overlap") Overlap(o, quick, max_bytes);
       if (section.empty() || section == "reduce004") Reduce004(o, quick, max_bytes);
       if (section.empty() || section == "selection") SelectionCost();
+      if (section.empty() || section == "determinism") DeterminismCost(o, quick, max_bytes);
     }
   }
   MPI_Finalize();

@@ -13,6 +13,10 @@
 
 namespace tributary {
 
+namespace detail {
+struct ExactAccess;
+}
+
 class ExactSum {
  public:
   /// 32-bit digits from 2^-1074 up to 2^1102: any 2^31 finite doubles sum without overflow.
@@ -46,6 +50,7 @@ class ExactSum {
   void Normalize() noexcept;
 
  private:
+  friend struct detail::ExactAccess;
   std::int64_t digit_[kDigits] = {};
   std::int64_t pos_inf_ = 0, neg_inf_ = 0, nan_ = 0;
   std::int64_t pending_ = 0;  // additions since the last Normalize

@@ -3,7 +3,12 @@
 // not depend on the order), or refuse. Shared by reductions and batch members.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -54,6 +59,205 @@ template <class E>
 E RoundExact(const ExactSum& s) noexcept {
   if constexpr (std::is_same_v<E, float>) return s.RoundFloat();
   else return static_cast<E>(s.Round());
+}
+
+/// Tributary's access to an ExactSum's digits, for the compact wire form below.
+struct ExactAccess {
+  static const std::int64_t* Digits(const ExactSum& s) noexcept { return s.digit_; }
+  static std::int64_t* Digits(ExactSum& s) noexcept { return s.digit_; }
+  static unsigned Flags(const ExactSum& s) noexcept {
+    return (s.nan_ ? 1u : 0u) | (s.pos_inf_ ? 2u : 0u) | (s.neg_inf_ ? 4u : 0u);
+  }
+  static void SetFlags(ExactSum& s, unsigned f) noexcept {
+    s.nan_ = f & 1u;
+    s.pos_inf_ = (f >> 1) & 1u;
+    s.neg_inf_ = (f >> 2) & 1u;
+    s.pending_ = 1;
+  }
+};
+
+/// The compact wire form of exact sums: the ranks first agree on the window of 32-bit
+/// digits their data occupies (lowest and highest bit, in units of 2^-1074, plus room for
+/// 2^31 partials and a sign); each element then travels as `digits` words, a two's
+/// complement number modulo 2^(32 digits) whose lowest digit is `first`, and one word of
+/// flags (1 NaN, 2 +inf, 4 -inf). Sums modulo 2^(32 digits) are exact because the true sum
+/// fits the window: the combine is plain multiword addition.
+struct ExactWindow {
+  int first = 0;
+  int digits = 1;
+  std::size_t Words() const noexcept { return static_cast<std::size_t>(digits) + 1; }
+  std::size_t RecordBytes() const noexcept { return 4 * Words(); }
+};
+
+inline ExactWindow WindowFor(std::int64_t lo, std::int64_t hi) noexcept {
+  ExactWindow w;
+  if (hi < 0) return w;  // no nonzero finite value anywhere
+  w.first = static_cast<int>(lo / 32);
+  const int top = std::min(ExactSum::kDigits - 1, static_cast<int>((hi + 33) / 32));
+  w.digits = top - w.first + 1;
+  return w;
+}
+
+/// Widens [lo, hi] by the bits of a finite nonzero double (units of 2^-1074).
+inline void WidenRange(double x, std::int64_t* lo, std::int64_t* hi) noexcept {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  const int field = static_cast<int>((b >> 52) & 0x7ff);
+  if (field == 0x7ff || (b << 1) == 0) return;
+  const std::int64_t pos = field ? field - 1 : 0;
+  *lo = std::min(*lo, pos);
+  *hi = std::max(*hi, pos + 52);
+}
+
+/// Widens [lo, hi] by the digits an accumulator occupies.
+inline void WidenRange(const ExactSum& s, std::int64_t* lo, std::int64_t* hi) noexcept {
+  ExactSum c = s;
+  c.Normalize();
+  std::int64_t* d = ExactAccess::Digits(c);
+  if (d[ExactSum::kDigits - 1] < 0) {  // the magnitude's digits
+    for (int i = 0; i < ExactSum::kDigits; ++i) d[i] = -d[i];
+    c.Normalize();
+  }
+  int low = 0, high = ExactSum::kDigits - 1;
+  while (low < ExactSum::kDigits && d[low] == 0) ++low;
+  if (low == ExactSum::kDigits) return;
+  while (d[high] == 0) --high;
+  *lo = std::min<std::int64_t>(*lo, 32 * low);
+  *hi = std::max<std::int64_t>(*hi, 32 * high + 31);
+}
+
+/// Adds a double to window digits `acc` (w.digits words, carried later by StoreWindow).
+inline void DepositWindow(std::int64_t* acc, const ExactWindow& w, double x, unsigned* flags) noexcept {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  const int field = static_cast<int>((b >> 52) & 0x7ff);
+  std::uint64_t mant = b & ((std::uint64_t(1) << 52) - 1);
+  if (field == 0x7ff) {
+    *flags |= mant ? 1u : (b >> 63) ? 4u : 2u;
+    return;
+  }
+  if (field == 0 && mant == 0) return;
+  int pos = 0;
+  if (field) {
+    mant |= std::uint64_t(1) << 52;
+    pos = field - 1;
+  }
+  const int k = pos / 32 - w.first;
+  const int shift = pos % 32;
+  const std::int64_t d0 = static_cast<std::int64_t>((mant << shift) & 0xffffffffu);
+  const std::int64_t d1 = static_cast<std::int64_t>((mant >> (32 - shift)) & 0xffffffffu);
+  const std::int64_t d2 = static_cast<std::int64_t>(shift ? (mant >> (64 - shift)) : 0);
+  const std::int64_t sign = (b >> 63) ? -1 : 1;
+  acc[k] += sign * d0;
+  if (k + 1 < w.digits) acc[k + 1] += sign * d1;
+  if (k + 2 < w.digits) acc[k + 2] += sign * d2;
+}
+
+/// Adds an accumulator's digits inside the window (those above it are its sign extension).
+inline void DepositWindow(std::int64_t* acc, const ExactWindow& w, const ExactSum& s, unsigned* flags) noexcept {
+  ExactSum c = s;
+  c.Normalize();
+  const std::int64_t* d = ExactAccess::Digits(c);
+  for (int j = 0; j < w.digits; ++j) acc[j] += d[w.first + j];
+  *flags |= ExactAccess::Flags(c);
+}
+
+/// Carries `acc` and writes the record (digits modulo 2^(32 digits), then the flags).
+inline void StoreWindow(std::uint32_t* record, std::int64_t* acc, const ExactWindow& w, unsigned flags) noexcept {
+  for (int j = 0; j + 1 < w.digits; ++j) {
+    const std::int64_t carry = acc[j] >> 32;
+    acc[j] -= carry * (std::int64_t(1) << 32);
+    acc[j + 1] += carry;
+  }
+  for (int j = 0; j < w.digits; ++j) record[j] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(acc[j]));
+  record[w.digits] = flags;
+}
+
+/// The CombineFn of window records; `state` is the ExactWindow.
+inline void WindowCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept {
+  const auto& w = *static_cast<const ExactWindow*>(state);
+  const std::size_t words = w.Words();
+  const auto* a = static_cast<const std::uint32_t*>(in);
+  auto* b = static_cast<std::uint32_t*>(inout);
+  for (std::size_t e = 0; e < count; ++e, a += words, b += words) {
+    std::uint64_t carry = 0;
+    for (int j = 0; j < w.digits; ++j) {
+      const std::uint64_t t = std::uint64_t(a[j]) + b[j] + carry;
+      b[j] = static_cast<std::uint32_t>(t);
+      carry = t >> 32;
+    }
+    b[w.digits] |= a[w.digits];
+  }
+}
+
+/// A record back as an accumulator (the top digit carries the sign).
+inline ExactSum FromWindow(const std::uint32_t* record, const ExactWindow& w) noexcept {
+  ExactSum s;
+  std::int64_t* d = ExactAccess::Digits(s);
+  for (int j = 0; j + 1 < w.digits; ++j) d[w.first + j] = record[j];
+  d[w.first + w.digits - 1] = static_cast<std::int32_t>(record[w.digits - 1]);
+  ExactAccess::SetFlags(s, record[w.digits]);
+  return s;
+}
+
+/// A record rounded once to F (float or double), straight from its window digits: the same
+/// result as FromWindow(record, w) rounded, without building the full accumulator.
+template <class F>
+F RoundWindow(const std::uint32_t* record, const ExactWindow& w) noexcept {
+  const unsigned flags = record[w.digits];
+  if ((flags & 1u) || (flags & 6u) == 6u) return std::numeric_limits<F>::quiet_NaN();
+  if (flags & 2u) return std::numeric_limits<F>::infinity();
+  if (flags & 4u) return -std::numeric_limits<F>::infinity();
+  // The magnitude, in 32-bit digits (two's complement negated when the top bit is set).
+  std::uint32_t m[ExactSum::kDigits];
+  const int n = w.digits;
+  const bool negative = (record[n - 1] >> 31) != 0;
+  std::uint64_t carry = 1;
+  for (int j = 0; j < n; ++j) {
+    if (negative) {
+      const std::uint64_t t = std::uint64_t(static_cast<std::uint32_t>(~record[j])) + carry;
+      m[j] = static_cast<std::uint32_t>(t);
+      carry = t >> 32;
+    } else {
+      m[j] = record[j];
+    }
+  }
+  int h = n - 1;
+  while (h >= 0 && m[h] == 0) --h;
+  if (h < 0) return F(0);
+  const int msb = 32 * h + (31 - __builtin_clz(m[h]));  // within the window
+  std::uint64_t word = 0;
+  int low = 0;  // window bit of the word's bit 0
+  if (msb < 64) {
+    for (int j = h; j >= 0; --j) word = (word << 32) | m[j];
+  } else {
+    low = msb - 63;
+    const int d = low / 32, b = low % 32;
+    // Bits [low, low + 63] come from digits d .. d + 2.
+    const std::uint64_t d0 = m[d], d1 = d + 1 <= h ? m[d + 1] : 0, d2 = d + 2 <= h ? m[d + 2] : 0;
+    word = (d0 >> b) | (d1 << (32 - b)) | (b ? d2 << (64 - b) : 0);
+    if (b == 0) word = d0 | (d1 << 32);
+    bool sticky = b && (d0 & ((std::uint64_t(1) << b) - 1)) != 0;
+    for (int j = d - 1; j >= 0 && !sticky; --j) sticky = m[j] != 0;
+    word |= sticky ? 1u : 0u;
+  }
+  // Scaling by a power of two is exact (or overflows to infinity, as IEEE rounding of the
+  // exact value does); a normal power of two multiplies, the rest goes through ldexp.
+  const int e = 32 * w.first + low - 1074;
+  F r;
+  if constexpr (std::is_same_v<F, double>) {
+    if (e >= -1022 && e <= 1023) {
+      const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
+      double scale;
+      std::memcpy(&scale, &bits, sizeof scale);
+      r = static_cast<double>(word) * scale;
+    } else {
+      r = std::ldexp(static_cast<double>(word), e);
+    }
+  } else {
+    r = std::ldexp(static_cast<F>(word), e);
+  }
+  return negative ? -r : r;
 }
 
 }  // namespace tributary::detail

@@ -208,12 +208,12 @@ class ReductionBase {
     root_ = root;
     core_->Arrive(0);
     if constexpr (kExactCapable) {
-      if (exact_) {
-        const std::size_t count = Traits::Size(val);
-        ExactSum* acc = ExactBuffer(count);
+      if (exact_) {  // val is read when the window is agreed (it is in flight until then)
+        exact_from_val_ = true;
+        std::int64_t lo = kNoBits, hi = -1;
         const E* in = Traits::Data(val);
-        for (std::size_t k = 0; k < count; ++k) acc[k].Add(static_cast<double>(in[k]));
-        LaunchExact(count);
+        for (std::size_t k = 0; k < Traits::Size(val); ++k) WidenRange(static_cast<double>(in[k]), &lo, &hi);
+        LaunchExact(Traits::Size(val), lo, hi);
         return;
       }
     }
@@ -242,14 +242,6 @@ class ReductionBase {
     return detail::UsesExactSum<E, Op>(mode_, TypeLabel<E>());
   }
 
-  // The accumulators of an exact generation live in the packed message, after its header.
-  ExactSum* ExactBuffer(std::size_t count) {
-    packed_.resize(sizeof(PackedHeader) + count * sizeof(ExactSum));
-    auto* acc = reinterpret_cast<ExactSum*>(packed_.data() + sizeof(PackedHeader));
-    std::uninitialized_value_construct_n(acc, count);
-    return acc;
-  }
-
   [[noreturn]] void LengthMismatch(std::size_t len, int i, std::size_t len_i) {
     std::string msg = core_->Where() + ": lists contributed values of different lengths (" +
                       std::to_string(len) + " from list 0, " + std::to_string(len_i) + " from list " +
@@ -258,7 +250,10 @@ class ReductionBase {
     throw UsageError(msg);
   }
 
-  // Every list's partial added exactly (the order does not matter, list order is kept).
+  static constexpr std::int64_t kNoBits = std::int64_t(1) << 40;  // above any bit
+
+  // Every list's partial is added exactly once the ranks agree on the window of digits
+  // their data occupies (see Pack); here only that window is measured.
   void CombineExactAndLaunch() {
     const int n = core_->Expected();
     const auto length_of = [&](int i) {
@@ -268,27 +263,24 @@ class ReductionBase {
     const std::size_t len = n == 0 ? Traits::Size(val) : length_of(0);
     for (int i = 1; i < n; ++i)
       if (length_of(i) != len) LengthMismatch(len, i, length_of(i));
-    ExactSum* acc = ExactBuffer(len);
+    std::int64_t lo = kNoBits, hi = -1;
     for (int i = 0; i < n; ++i) {
-      if (exact_used_[static_cast<std::size_t>(i)]) {
-        const auto& part = exact_slots_[static_cast<std::size_t>(i)];
-        for (std::size_t k = 0; k < len; ++k) acc[k] += part[k];
+      const auto u = static_cast<std::size_t>(i);
+      if (exact_used_[u]) {
+        for (const ExactSum& part : exact_slots_[u]) WidenRange(part, &lo, &hi);
       } else if constexpr (kExactCapable) {
-        const E* in = Traits::Data(slots_[static_cast<std::size_t>(i)].value);
-        for (std::size_t k = 0; k < len; ++k) acc[k].Add(static_cast<double>(in[k]));
+        const E* in = Traits::Data(slots_[u].value);
+        for (std::size_t k = 0; k < len; ++k) WidenRange(static_cast<double>(in[k]), &lo, &hi);
       }
     }
-    LaunchExact(len);
+    exact_from_val_ = false;
+    LaunchExact(len, lo, hi);
   }
 
-  // The accumulators travel packed (every schedule: the combine is exact, so any order
-  // gives the same value); Finish rounds once.
-  void LaunchExact(std::size_t count) {
+  // The sums travel in the compact window form (ExactWindow), packed: the combine is exact,
+  // so every schedule and every order gives the same value; Finish rounds once.
+  void LaunchExact(std::size_t count, std::int64_t lo, std::int64_t hi) {
     Context& ctx = *core_->Ctx();
-    auto* acc = reinterpret_cast<ExactSum*>(packed_.data() + sizeof(PackedHeader));
-    for (std::size_t k = 0; k < count; ++k) acc[k].Normalize();
-    PackedHeader header;
-    std::memcpy(packed_.data(), &header, sizeof header);
     LaunchSpec spec;
     spec.collective = collective_;
     spec.root = root_;
@@ -300,16 +292,55 @@ class ReductionBase {
     spec.payload.commutative = true;
     spec.builtin_op = false;
     spec.determinism = static_cast<int>(mode_);
-    layout_.segments.assign(1, PackedSegment{0, count, sizeof(ExactSum), &ExactCombine, nullptr});
-    layout_.bytes = packed_.size();
+    spec.window = true;
+    spec.window_lo = lo;
+    spec.window_hi = hi;
+    spec.pack = &PackThunk;
+    exact_count_ = count;
     layout_.rank = ctx.Rank();
     layout_.error_text = &op_error_;
     op_error_.clear();
-    spec.data = packed_.data();
     spec.packed = &layout_;
     packed_active_ = false;
     exact_active_ = true;
     core_->Launch(spec);
+  }
+
+  // Writes the message for the agreed window [lo, hi]: per element the exact sum of this
+  // rank's partials (values added exactly, ExactSum partials merged) as a window record.
+  void* Pack(std::int64_t lo, std::int64_t hi) {
+    window_ = WindowFor(lo, hi);
+    const std::size_t n = exact_count_, words = window_.Words();
+    packed_.resize(sizeof(PackedHeader) + n * window_.RecordBytes());
+    PackedHeader header;
+    std::memcpy(packed_.data(), &header, sizeof header);
+    layout_.segments.assign(1, PackedSegment{0, n, window_.RecordBytes(), &WindowCombine, &window_});
+    layout_.bytes = packed_.size();
+    auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
+    std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
+    const int lists = core_->Expected();
+    if constexpr (kExactCapable) {
+      for (std::size_t k = 0; k < n; ++k) {
+        std::fill(acc.begin(), acc.end(), 0);
+        unsigned flags = 0;
+        if (exact_from_val_) {
+          DepositWindow(acc.data(), window_, static_cast<double>(Traits::Data(val)[k]), &flags);
+        } else {
+          for (int i = 0; i < lists; ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            if (exact_used_[u])
+              DepositWindow(acc.data(), window_, exact_slots_[u][k], &flags);
+            else
+              DepositWindow(acc.data(), window_, static_cast<double>(Traits::Data(slots_[u].value)[k]), &flags);
+          }
+        }
+        StoreWindow(records + k * words, acc.data(), window_, flags);
+      }
+    }
+    return packed_.data();
+  }
+  static void* PackThunk(void* self, std::int64_t lo, std::int64_t hi) {
+    return static_cast<ReductionBase*>(self)->Pack(lo, hi);
   }
 
   // The combined partial goes into `val`; on a Reduce's other ranks the last list's slot
@@ -411,11 +442,12 @@ class ReductionBase {
     const bool to_val = collective_ != Collective::reduce || ctx.Rank() == root_;
     if (exact_active_) {
       if (!to_val) return;
-      const std::size_t count = (layout_.bytes - sizeof(PackedHeader)) / sizeof(ExactSum);
-      const auto* acc = reinterpret_cast<const ExactSum*>(packed_.data() + sizeof(PackedHeader));
+      const std::size_t count = exact_count_;
+      const auto* records = reinterpret_cast<const std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
       if constexpr (Traits::dynamic) Traits::Resize(val, count);
       if constexpr (kExactCapable)
-        for (std::size_t k = 0; k < count; ++k) Traits::Data(val)[k] = RoundExact<E>(acc[k]);
+        for (std::size_t k = 0; k < count; ++k)
+          Traits::Data(val)[k] = RoundWindow<E>(records + k * window_.Words(), window_);
       return;
     }
     if (packed_active_) {
@@ -473,7 +505,10 @@ class ReductionBase {
   std::string name_;
   Determinism mode_ = Determinism::fast;
   bool exact_ = false;         // this generation sums through ExactSum
-  bool exact_active_ = false;  // the message in flight holds ExactSums
+  bool exact_active_ = false;  // the message in flight holds exact sums (window records)
+  bool exact_from_val_ = false;  // a hand-wired exact generation: the values are in val
+  std::size_t exact_count_ = 0;
+  ExactWindow window_;
   std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials ...
   std::vector<unsigned char> exact_used_;            // ... given instead of a value
 };

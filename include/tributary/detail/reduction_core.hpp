@@ -86,6 +86,13 @@ struct LaunchSpec {
   int determinism = 0;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
+  /// Exact sums (Determinism::rank_count_independent): the bit window this rank's data
+  /// occupies, agreed across ranks (lowest lo, highest hi) in the round that also checks
+  /// lengths; then `pack(client, lo, hi)` writes the message for the agreed window and
+  /// returns where it is (it replaces `data`). hi < 0: no nonzero finite value here.
+  bool window = false;
+  std::int64_t window_lo = 0, window_hi = -1;
+  void* (*pack)(void* client, std::int64_t lo, std::int64_t hi) = nullptr;
 };
 
 /// Called when the network phase has completed on this rank; copies results out and may
@@ -208,7 +215,7 @@ class ReductionCore {
   std::vector<unsigned char> staging_;  // a read-only `data` copied for a schedule that writes
   bool schedule_active_ = false;
   bool length_pending_ = false;
-  std::int64_t length_check_[4] = {0, 0, 0, 0};
+  std::int64_t length_check_[6] = {0, 0, 0, 0, 0, 0};
 #if TRIBUTARY_HAVE_MPI
   MPI_Request length_request_ = MPI_REQUEST_NULL;
   MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
