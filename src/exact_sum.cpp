@@ -63,9 +63,12 @@ void ExactSum::Add(double x) noexcept {
   const std::uint64_t b = Bits(x);
   const int field = static_cast<int>((b >> 52) & 0x7ff);
   if (field == 0x7ff) {
-    if (b & ((std::uint64_t(1) << 52) - 1)) ++nan_;
-    else if (b >> 63) ++neg_inf_;
-    else ++pos_inf_;
+    if (b & ((std::uint64_t(1) << 52) - 1))
+      ++nan_;
+    else if (b >> 63)
+      ++neg_inf_;
+    else
+      ++pos_inf_;
     return;
   }
   std::uint64_t mant = b & ((std::uint64_t(1) << 52) - 1);
@@ -78,7 +81,8 @@ void ExactSum::Add(double x) noexcept {
   const int k = pos / 32;
   const U128 v = static_cast<U128>(mant) << (pos % 32);
   const std::int64_t d0 = static_cast<std::int64_t>(static_cast<std::uint64_t>(v) & kDigitMask);
-  const std::int64_t d1 = static_cast<std::int64_t>(static_cast<std::uint64_t>(v >> 32) & kDigitMask);
+  const std::int64_t d1 =
+      static_cast<std::int64_t>(static_cast<std::uint64_t>(v >> 32) & kDigitMask);
   const std::int64_t d2 = static_cast<std::int64_t>(static_cast<std::uint64_t>(v >> 64));
   if (b >> 63) {
     digit_[k] -= d0;
@@ -128,8 +132,8 @@ bool ExactSum::SameValue(const ExactSum& other) const noexcept {
 namespace {
 
 template <class F>
-F RoundTo(const std::int64_t (&digits)[ExactSum::kDigits], std::int64_t pos_inf, std::int64_t neg_inf,
-          std::int64_t nan) noexcept {
+F RoundTo(const std::int64_t (&digits)[ExactSum::kDigits], std::int64_t pos_inf,
+          std::int64_t neg_inf, std::int64_t nan) noexcept {
   if (nan > 0 || (pos_inf > 0 && neg_inf > 0)) return std::numeric_limits<F>::quiet_NaN();
   if (pos_inf > 0) return std::numeric_limits<F>::infinity();
   if (neg_inf > 0) return -std::numeric_limits<F>::infinity();
@@ -161,7 +165,11 @@ F RoundTo(const std::int64_t (&digits)[ExactSum::kDigits], std::int64_t pos_inf,
 
 }  // namespace
 
-double ExactSum::Round() const noexcept { return RoundTo<double>(digit_, pos_inf_, neg_inf_, nan_); }
-float ExactSum::RoundFloat() const noexcept { return RoundTo<float>(digit_, pos_inf_, neg_inf_, nan_); }
+double ExactSum::Round() const noexcept {
+  return RoundTo<double>(digit_, pos_inf_, neg_inf_, nan_);
+}
+float ExactSum::RoundFloat() const noexcept {
+  return RoundTo<float>(digit_, pos_inf_, neg_inf_, nan_);
+}
 
 }  // namespace tributary

@@ -17,10 +17,9 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench_harness.hpp"
 #include "tributary/tributary.hpp"
@@ -37,7 +36,8 @@ struct Candidate {
   ScheduleKind kind;
   int radix = 4;
   std::string Name() const {
-    return kind == ScheduleKind::knomial ? "knomial" + std::to_string(radix) : tributary::ToString(kind);
+    return kind == ScheduleKind::knomial ? "knomial" + std::to_string(radix)
+                                         : tributary::ToString(kind);
   }
   Json Leaf() const {
     Json leaf;
@@ -99,12 +99,14 @@ std::vector<double> Measure(Collective c, const std::vector<Candidate>& candidat
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const std::size_t n = bytes / sizeof(double);
   std::vector<double> input(n);
-  for (std::size_t i = 0; i < n; ++i) input[i] = static_cast<double>(i % 5 + static_cast<std::size_t>(rank));
+  for (std::size_t i = 0; i < n; ++i)
+    input[i] = static_cast<double>(i % 5 + static_cast<std::size_t>(rank));
   const auto sum_at = [&](std::size_t i) {
     return static_cast<double>(size) * static_cast<double>(i % 5) + size * (size - 1) / 2.0;
   };
-  tb::Runner run(MPI_COMM_WORLD, "tune: " + std::string(kCollectives[static_cast<int>(c)].name) + " of " +
-                                     tb::FormatBytes(bytes),
+  tb::Runner run(MPI_COMM_WORLD,
+                 "tune: " + std::string(kCollectives[static_cast<int>(c)].name) + " of " +
+                     tb::FormatBytes(bytes),
                  candidates.front().Name(), o);
   std::vector<std::unique_ptr<tributary::AllReduce<std::vector<double>>>> ar;
   std::vector<std::unique_ptr<tributary::Reduce<std::vector<double>>>> rd;
@@ -113,43 +115,58 @@ std::vector<double> Measure(Collective c, const std::vector<Candidate>& candidat
     auto& ctx = *contexts[k];
     const std::string name = k < candidates.size() ? candidates[k].Name() : kTreeVariant;
     if (c == Collective::allreduce) {
-      auto* r = ar.emplace_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(ctx, name)).get();
+      auto* r =
+          ar.emplace_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(ctx, name))
+              .get();
       r->val.resize(n);
-      run.Add(name, [r, &input] {
-        std::copy(input.begin(), input.end(), r->val.begin());
-        r->StartReduce(tributary::Sum{});
-        Wait(*r);
-      }, [r, n, &sum_at] {
-        for (std::size_t i = 0; i < n; ++i)
-          if (r->val[i] != sum_at(i)) return false;
-        return true;
-      });
+      run.Add(
+          name,
+          [r, &input] {
+            std::copy(input.begin(), input.end(), r->val.begin());
+            r->StartReduce(tributary::Sum{});
+            Wait(*r);
+          },
+          [r, n, &sum_at] {
+            for (std::size_t i = 0; i < n; ++i)
+              if (r->val[i] != sum_at(i)) return false;
+            return true;
+          });
     } else if (c == Collective::reduce) {
-      auto* r = rd.emplace_back(std::make_unique<tributary::Reduce<std::vector<double>>>(ctx, name)).get();
+      auto* r = rd.emplace_back(std::make_unique<tributary::Reduce<std::vector<double>>>(ctx, name))
+                    .get();
       r->val.resize(n);
-      run.Add(name, [r, &input] {
-        std::copy(input.begin(), input.end(), r->val.begin());
-        r->StartReduce(0, tributary::Sum{});
-        Wait(*r);
-      }, [r, n, rank, &sum_at] {
-        for (std::size_t i = 0; rank == 0 && i < n; ++i)
-          if (r->val[i] != sum_at(i)) return false;
-        return true;
-      });
+      run.Add(
+          name,
+          [r, &input] {
+            std::copy(input.begin(), input.end(), r->val.begin());
+            r->StartReduce(0, tributary::Sum{});
+            Wait(*r);
+          },
+          [r, n, rank, &sum_at] {
+            for (std::size_t i = 0; rank == 0 && i < n; ++i)
+              if (r->val[i] != sum_at(i)) return false;
+            return true;
+          });
     } else {
-      auto* r = ag.emplace_back(std::make_unique<tributary::AllGather<std::vector<double>>>(ctx, name)).get();
+      auto* r =
+          ag.emplace_back(std::make_unique<tributary::AllGather<std::vector<double>>>(ctx, name))
+              .get();
       r->local = input;
-      run.Add(name, [r] {
-        r->StartReduce();
-        Wait(*r);
-      }, [r, n, size] {
-        if (static_cast<int>(r->val.size()) != size) return false;
-        for (int q = 0; q < size; ++q)
-          for (std::size_t i = 0; i < n; ++i)
-            if (r->val[static_cast<std::size_t>(q)][i] != static_cast<double>(i % 5 + static_cast<std::size_t>(q)))
-              return false;
-        return true;
-      });
+      run.Add(
+          name,
+          [r] {
+            r->StartReduce();
+            Wait(*r);
+          },
+          [r, n, size] {
+            if (static_cast<int>(r->val.size()) != size) return false;
+            for (int q = 0; q < size; ++q)
+              for (std::size_t i = 0; i < n; ++i)
+                if (r->val[static_cast<std::size_t>(q)][i] !=
+                    static_cast<double>(i % 5 + static_cast<std::size_t>(q)))
+                  return false;
+            return true;
+          });
     }
   }
   run.Run(tb::FormatBytes(bytes));
@@ -166,8 +183,8 @@ std::vector<double> Measure(Collective c, const std::vector<Candidate>& candidat
 }
 
 // The fastest candidate per size among those `allowed`.
-std::vector<std::size_t> Winners(const std::vector<std::vector<double>>& t, const std::vector<Candidate>& cands,
-                                 bool order_keeping_only) {
+std::vector<std::size_t> Winners(const std::vector<std::vector<double>>& t,
+                                 const std::vector<Candidate>& cands, bool order_keeping_only) {
   std::vector<std::size_t> w;
   for (const auto& row : t) {
     std::size_t best = cands.size();
@@ -189,9 +206,10 @@ Json SizeLevel(const std::vector<std::size_t>& sizes, const std::vector<std::siz
     const bool last = i + 1 == sizes.size();
     if (!last && winners[i] == winners[i + 1]) continue;
     Json node;
-    node["msg_size"] = last ? std::string("any")
-                            : "<= " + std::to_string(static_cast<std::size_t>(
-                                          std::sqrt(static_cast<double>(sizes[i]) * static_cast<double>(sizes[i + 1]))));
+    node["msg_size"] =
+        last ? std::string("any")
+             : "<= " + std::to_string(static_cast<std::size_t>(std::sqrt(
+                           static_cast<double>(sizes[i]) * static_cast<double>(sizes[i + 1]))));
     node["then"] = cands[winners[i]].Leaf();
     level.push_back(node);
   }
@@ -210,13 +228,17 @@ int main(int argc, char** argv) {
   std::size_t max_bytes = 4u << 20;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--output") && i + 1 < argc) output = argv[++i];
-    else if (!std::strcmp(argv[i], "--max-bytes") && i + 1 < argc) max_bytes = std::strtoull(argv[++i], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--output") && i + 1 < argc)
+      output = argv[++i];
+    else if (!std::strcmp(argv[i], "--max-bytes") && i + 1 < argc)
+      max_bytes = std::strtoull(argv[++i], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
     else if (!std::strcmp(argv[i], "--help")) {
       if (rank == 0)
-        std::printf("usage: mpiexec -n P tributary-tune [--output FILE] [--max-bytes N] [--quick]\n"
-                    "       [--iterations N] [--repetitions N] [--warmup N] [--csv FILE]\n");
+        std::printf(
+            "usage: mpiexec -n P tributary-tune [--output FILE] [--max-bytes N] [--quick]\n"
+            "       [--iterations N] [--repetitions N] [--warmup N] [--csv FILE]\n");
       MPI_Finalize();
       return 0;
     }
@@ -231,7 +253,8 @@ int main(int argc, char** argv) {
   int status = 0;
   {
     Json tuned = Json::array();
-    // What the file must select, checked after loading it: (collective, bytes, commutative, kind, radix).
+    // What the file must select, checked after loading it: (collective, bytes, commutative, kind,
+    // radix).
     struct Expect {
       Collective c;
       std::size_t bytes;
@@ -249,33 +272,38 @@ int main(int argc, char** argv) {
     for (const auto& col : kCollectives) {
       const auto cands = CandidatesFor(col.collective);
       std::vector<std::unique_ptr<tributary::Context>> contexts;
-      for (const auto& s : cands) contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s, col.collective)));
+      for (const auto& s : cands)
+        contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s, col.collective)));
       tributary::ContextOptions tree_options;  // the tree in use: built-in or TRIBUTARY_SELECTION
       tree_options.debug = tributary::DebugLevel::none;
       contexts.push_back(std::make_unique<tributary::Context>(tree_options));
       std::vector<std::vector<double>> t;
-      for (std::size_t b : sizes) t.push_back(Measure(col.collective, cands, contexts, b, tb::ForMessage(base, b, quick)));
+      for (std::size_t b : sizes)
+        t.push_back(Measure(col.collective, cands, contexts, b, tb::ForMessage(base, b, quick)));
       const auto any = Winners(t, cands, false), ordered = Winners(t, cands, true);
       Json then;
       if (any == ordered) {
         then = SizeLevel(sizes, any, cands);
       } else {
-        then = Json::array({Json{{"commutative", true}, {"then", SizeLevel(sizes, any, cands)}},
-                            Json{{"commutative", "any"}, {"then", SizeLevel(sizes, ordered, cands)}}});
+        then =
+            Json::array({Json{{"commutative", true}, {"then", SizeLevel(sizes, any, cands)}},
+                         Json{{"commutative", "any"}, {"then", SizeLevel(sizes, ordered, cands)}}});
       }
       const bool last = col.collective == Collective::allgather;
       tuned.push_back(Json{{"collective", last ? "any" : col.name}, {"then", then}});
       for (std::size_t i = 0; i < sizes.size(); ++i) {
         expects.push_back({col.collective, sizes[i], true, cands[any[i]]});
         expects.push_back({col.collective, sizes[i], false, cands[ordered[i]]});
-        const auto choice = contexts.back()->Selection(col.collective).Select(tributary::SelectionInput{sizes[i]});
+        const auto choice =
+            contexts.back()->Selection(col.collective).Select(tributary::SelectionInput{sizes[i]});
         tree_rows.push_back({col.collective, sizes[i], t[i].back() / t[i][any[i]], choice});
       }
     }
     if (rank == 0) {
       const Json builtin = Json::parse(tributary::SelectionTree::DefaultJson())["tree"];
       Json tree = Json::array();
-      if (size > 1) tree.push_back(Json{{"comm_size", "<= " + std::to_string(size - 1)}, {"then", builtin}});
+      if (size > 1)
+        tree.push_back(Json{{"comm_size", "<= " + std::to_string(size - 1)}, {"then", builtin}});
       tree.push_back(Json{{"comm_size", "<= " + std::to_string(size)}, {"then", tuned}});
       tree.push_back(Json{{"comm_size", "any"}, {"then", builtin}});
       Json file;
@@ -302,32 +330,40 @@ int main(int argc, char** argv) {
         in.bytes = e.bytes;
         in.commutative = e.commutative;
         const auto got = ctx.Selection(e.c).Select(in);
-        if (got.kind != e.choice.kind || (got.kind == ScheduleKind::knomial && got.params.radix != e.choice.radix)) {
+        if (got.kind != e.choice.kind ||
+            (got.kind == ScheduleKind::knomial && got.params.radix != e.choice.radix)) {
           ++wrong;
           if (rank == 0)
             std::fprintf(stderr, "tributary-tune: %s of %zu B selects %s, measured best %s\n",
-                         kCollectives[static_cast<int>(e.c)].name, e.bytes, tributary::ToString(got.kind),
-                         e.choice.Name().c_str());
+                         kCollectives[static_cast<int>(e.c)].name, e.bytes,
+                         tributary::ToString(got.kind), e.choice.Name().c_str());
         }
       }
       if (rank == 0) {
-        std::printf("\n### Measured winners at %d ranks\n\n| collective | size | fastest | fastest order-keeping |\n|---|---|---|---|\n", size);
+        std::printf(
+            "\n### Measured winners at %d ranks\n\n| collective | size | fastest | fastest "
+            "order-keeping |\n|---|---|---|---|\n",
+            size);
         for (std::size_t i = 0; i < expects.size(); i += 2)
           std::printf("| %s | %s | %s | %s |\n", kCollectives[static_cast<int>(expects[i].c)].name,
                       tb::FormatBytes(expects[i].bytes).c_str(), expects[i].choice.Name().c_str(),
                       expects[i + 1].choice.Name().c_str());
-        std::printf("\n### The tree in use against the fastest schedule at %d ranks (median time ratio)\n\n"
-                    "| collective | size | tree's choice | time / fastest |\n|---|---|---|---|\n", size);
+        std::printf(
+            "\n### The tree in use against the fastest schedule at %d ranks (median time ratio)\n\n"
+            "| collective | size | tree's choice | time / fastest |\n|---|---|---|---|\n",
+            size);
         double worst = 0;
         for (const auto& r : tree_rows) {
           std::printf("| %s | %s | %s | %.2f |\n", kCollectives[static_cast<int>(r.c)].name,
-                      tb::FormatBytes(r.bytes).c_str(), tributary::ToString(r.choice.kind), r.over_best);
+                      tb::FormatBytes(r.bytes).c_str(), tributary::ToString(r.choice.kind),
+                      r.over_best);
           worst = std::max(worst, r.over_best);
         }
         std::printf("\nWorst: %.2f\n", worst);
         if (wrong == 0)
-          std::printf("\ntributary-tune: wrote %s; it loads and selects the measured winners at %d ranks\n",
-                      output.c_str(), size);
+          std::printf(
+              "\ntributary-tune: wrote %s; it loads and selects the measured winners at %d ranks\n",
+              output.c_str(), size);
       }
       status = wrong == 0 ? 0 : 1;
     }

@@ -7,6 +7,7 @@
 // created over MPI_COMM_WORLD (with --file as its selection file, else
 // TRIBUTARY_SELECTION, else the built-in tree) and rank 0 prints what that Context uses.
 // The output of one collective is a valid selection file.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -15,8 +16,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "tributary/tributary.hpp"
 
@@ -58,21 +57,26 @@ int main(int argc, char** argv) {
   app.add_option("--file", file, "Selection file (default: TRIBUTARY_SELECTION, else built-in)");
   app.add_option("--collective", which, "allreduce, reduce, allgather or all")
       ->check(CLI::IsMember({"all", "allreduce", "reduce", "allgather"}));
-  auto* by_size = app.add_option("--size", size, "Prune for a communicator of this many ranks "
-                                                 "instead of the job's (no MPI needed)")
+  auto* by_size = app.add_option("--size", size,
+                                 "Prune for a communicator of this many ranks "
+                                 "instead of the job's (no MPI needed)")
                       ->check(CLI::PositiveNumber);
   auto* rpn = app.add_option("--ranks-per-node", facts.ranks_per_node,
                              "With --size: ranks on the largest node (default: size / nodes)")
-                  ->check(CLI::PositiveNumber)->needs(by_size);
+                  ->check(CLI::PositiveNumber)
+                  ->needs(by_size);
   app.add_option("--nodes", facts.node_count, "With --size: number of nodes (default 1)")
-      ->check(CLI::PositiveNumber)->needs(by_size);
+      ->check(CLI::PositiveNumber)
+      ->needs(by_size);
   CLI11_PARSE(app, argc, argv);
 
   try {
     if (size > 0) {
       facts.comm_size = size;
-      if (facts.node_count > size) throw tributary::UsageError("tributary-selection: --nodes exceeds --size");
-      if (rpn->count() == 0) facts.ranks_per_node = (size + facts.node_count - 1) / facts.node_count;
+      if (facts.node_count > size)
+        throw tributary::UsageError("tributary-selection: --nodes exceeds --size");
+      if (rpn->count() == 0)
+        facts.ranks_per_node = (size + facts.node_count - 1) / facts.node_count;
       if (file.empty())
         if (const char* env = std::getenv("TRIBUTARY_SELECTION")) file = env;
       const auto full = file.empty() ? tributary::SelectionTree::Parse(
@@ -94,9 +98,10 @@ int main(int argc, char** argv) {
       try {
         tributary::Context ctx(options);
         if (ctx.Rank() == 0)
-          Print(ctx.Facts(), which, [&](tributary::Collective c) -> const tributary::SelectionTree& {
-            return ctx.Selection(c);
-          });
+          Print(ctx.Facts(), which,
+                [&](tributary::Collective c) -> const tributary::SelectionTree& {
+                  return ctx.Selection(c);
+                });
       } catch (const std::exception& e) {
         int rank = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -107,8 +112,9 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return status;
 #else
-    std::fprintf(stderr, "tributary-selection: built without MPI; describe the communicator "
-                         "with --size\n");
+    std::fprintf(stderr,
+                 "tributary-selection: built without MPI; describe the communicator "
+                 "with --size\n");
     return 2;
 #endif
   } catch (const std::exception& e) {

@@ -60,23 +60,26 @@ double Sum(std::initializer_list<double> xs) {
 
 TEST(ExactSumAlone, RoundsOnceToNearestEven) {
   const double two53 = 9007199254740992.0;
-  EXPECT_EQ(Sum({two53, 1.0}), two53);                      // a tie: to even
+  EXPECT_EQ(Sum({two53, 1.0}), two53);                            // a tie: to even
   EXPECT_EQ(Sum({two53, 1.0, std::ldexp(1.0, -30)}), two53 + 2);  // just above the tie
-  EXPECT_EQ(Sum({two53, 1.0, -two53}), 1.0);                // naive left-to-right gives 0
+  EXPECT_EQ(Sum({two53, 1.0, -two53}), 1.0);                      // naive left-to-right gives 0
   EXPECT_EQ(Sum({-two53, -1.0, -std::ldexp(1.0, -30)}), -(two53 + 2));
-  EXPECT_EQ(Sum({two53 + 2, 1.0}), two53 + 4);              // a tie to the even neighbour above
-  EXPECT_EQ(Sum({1e308, 1e308, -1e308}), 1e308);            // an intermediate overflow
+  EXPECT_EQ(Sum({two53 + 2, 1.0}), two53 + 4);    // a tie to the even neighbour above
+  EXPECT_EQ(Sum({1e308, 1e308, -1e308}), 1e308);  // an intermediate overflow
   EXPECT_EQ(Sum({DBL_MAX, DBL_MAX}), std::numeric_limits<double>::infinity());
   EXPECT_EQ(Sum({DBL_MAX, std::ldexp(1.0, 969)}), DBL_MAX);  // below half an ulp
-  EXPECT_EQ(Sum({DBL_MAX, std::ldexp(1.0, 970)}), std::numeric_limits<double>::infinity());  // the tie
+  EXPECT_EQ(Sum({DBL_MAX, std::ldexp(1.0, 970)}),
+            std::numeric_limits<double>::infinity());  // the tie
   const double tiny = std::numeric_limits<double>::denorm_min();
   EXPECT_EQ(Sum({tiny, tiny, tiny}), 3 * tiny);
   EXPECT_EQ(Sum({tiny, -tiny}), 0.0);
   EXPECT_EQ(Sum({DBL_MIN, -tiny}), DBL_MIN - tiny);  // the largest subnormal, exactly
   EXPECT_EQ(Sum({1.0, std::ldexp(1.0, -1074), -1.0}), tiny);
   EXPECT_TRUE(std::isnan(Sum({1.0, std::numeric_limits<double>::quiet_NaN()})));
-  EXPECT_TRUE(std::isnan(Sum({std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()})));
-  EXPECT_EQ(Sum({-std::numeric_limits<double>::infinity(), 1e308, 1e308}), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(
+      Sum({std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()})));
+  EXPECT_EQ(Sum({-std::numeric_limits<double>::infinity(), 1e308, 1e308}),
+            -std::numeric_limits<double>::infinity());
   EXPECT_TRUE(SameBits(Sum({-0.0, -0.0}), 0.0));  // an exact zero is +0
   // Floats round from the exact value, not through a double.
   ExactSum f;
@@ -108,9 +111,15 @@ std::vector<double> Adversarial(std::size_t n, unsigned seed) {
         v.insert(v.begin() + static_cast<long>(rng() % v.size()), -x);
         break;
       }
-      case 1: v.push_back(std::ldexp(mant(rng), -1000 - expo(rng) % 60)); break;  // tiny
-      case 2: v.push_back(std::numeric_limits<double>::denorm_min() * static_cast<double>(rng() % 1000)); break;
-      default: v.push_back((rng() & 1 ? -1.0 : 1.0) * std::ldexp(mant(rng), expo(rng))); break;
+      case 1:
+        v.push_back(std::ldexp(mant(rng), -1000 - expo(rng) % 60));
+        break;  // tiny
+      case 2:
+        v.push_back(std::numeric_limits<double>::denorm_min() * static_cast<double>(rng() % 1000));
+        break;
+      default:
+        v.push_back((rng() & 1 ? -1.0 : 1.0) * std::ldexp(mant(rng), expo(rng)));
+        break;
     }
   }
   v.resize(n);
@@ -155,10 +164,13 @@ std::vector<int> MyLists(const Layout& l) {
   if (skip0 && Rank() == 0) return {};
   const int first_rank = skip0 ? 1 : 0;
   std::vector<int> ids;
-  for (int k = 0; k < l.lists_per_rank; ++k) ids.push_back((Rank() - first_rank) * l.lists_per_rank + k);
+  for (int k = 0; k < l.lists_per_rank; ++k)
+    ids.push_back((Rank() - first_rank) * l.lists_per_rank + k);
   return ids;
 }
-int TotalLists(const Layout& l) { return (Size() - (l.rank0_empty && Size() > 1 ? 1 : 0)) * l.lists_per_rank; }
+int TotalLists(const Layout& l) {
+  return (Size() - (l.rank0_empty && Size() > 1 ? 1 : 0)) * l.lists_per_rank;
+}
 bool OwnedBy(const Layout& l, std::size_t j, std::size_t n, int list) {
   const int total = TotalLists(l);
   return l.round_robin ? static_cast<int>(j % static_cast<std::size_t>(total)) == list
@@ -201,7 +213,8 @@ TEST(RankCountIndependent, VectorsFloatsAndReduceToEveryRoot) {
   tributary::Context ctx(Independent());
   constexpr std::size_t kElems = 7;
   std::vector<std::vector<double>> data;
-  for (std::size_t e = 0; e < kElems; ++e) data.push_back(Adversarial(3000, 100 + static_cast<unsigned>(e)));
+  for (std::size_t e = 0; e < kElems; ++e)
+    data.push_back(Adversarial(3000, 100 + static_cast<unsigned>(e)));
   // The float data: the same values brought into float's range (exponents modulo 120), with
   // float subnormals.
   const auto to_float = [](double x, std::size_t j) {
@@ -225,7 +238,8 @@ TEST(RankCountIndependent, VectorsFloatsAndReduceToEveryRoot) {
     std::vector<ExactSum> p(kElems);
     for (std::size_t e = 0; e < kElems; ++e)
       for (std::size_t j = 0; j < data[e].size(); ++j)
-        if (OwnedBy(l, j, data[e].size(), list)) p[e].Add(as_float ? to_float(data[e][j], j) : data[e][j]);
+        if (OwnedBy(l, j, data[e].size(), list))
+          p[e].Add(as_float ? to_float(data[e][j], j) : data[e][j]);
     return p;
   };
   tributary::AllReduce<std::vector<double>> vec(ctx, "several totals");
@@ -245,14 +259,17 @@ TEST(RankCountIndependent, VectorsFloatsAndReduceToEveryRoot) {
     Wait(ctx, vec);
     Wait(ctx, vecf);
     TRIBUTARY_EXPECT_ALL(vec.val == expect);
-    TRIBUTARY_EXPECT_ALL(std::memcmp(vecf.val.data(), expect_f.data(), kElems * sizeof(float)) == 0);
+    TRIBUTARY_EXPECT_ALL(std::memcmp(vecf.val.data(), expect_f.data(), kElems * sizeof(float)) ==
+                         0);
     TRIBUTARY_EXPECT_ALL(SameBitsEverywhere(vec.val) && SameBitsEverywhere(vecf.val));
     for (int root = 0; root < Size(); ++root) {
       red.val.assign(kElems, -1.0);
       red.Expect(n, root, tributary::Sum{});
-      for (int k = 0; k < n; ++k) red.Contribute(k, parts(l, mine[static_cast<std::size_t>(k)], false));
+      for (int k = 0; k < n; ++k)
+        red.Contribute(k, parts(l, mine[static_cast<std::size_t>(k)], false));
       Wait(ctx, red);
-      TRIBUTARY_EXPECT_ALL(red.val == (Rank() == root ? expect : std::vector<double>(kElems, -1.0)));
+      TRIBUTARY_EXPECT_ALL(red.val ==
+                           (Rank() == root ? expect : std::vector<double>(kElems, -1.0)));
     }
   }
 }
@@ -261,20 +278,23 @@ TEST(RankCountIndependent, ValuesContributedAsTheyAreAndHandWiredStarts) {
   tributary::Context ctx(Independent());
   // Every list contributes one global value as it is: the set of values is the same at
   // every rank count, so the result is too.
-  const std::vector<double> values = Adversarial(24, 5);  // 24 lists in all: 24 = 1*24 = 2*12 = 3*8 = 4*6
+  const std::vector<double> values =
+      Adversarial(24, 5);  // 24 lists in all: 24 = 1*24 = 2*12 = 3*8 = 4*6
   ExactSum serial;
   for (double x : values) serial.Add(x);
   tributary::AllReduce<double> r(ctx, "values");
   const int per_rank = static_cast<int>(values.size()) / Size();
   if (static_cast<int>(values.size()) % Size() == 0) {
     r.Expect(per_rank, tributary::Sum{});
-    for (int k = per_rank; k-- > 0;) r.Contribute(k, values[static_cast<std::size_t>(Rank() * per_rank + k)]);
+    for (int k = per_rank; k-- > 0;)
+      r.Contribute(k, values[static_cast<std::size_t>(Rank() * per_rank + k)]);
     Wait(ctx, r);
     TRIBUTARY_EXPECT_ALL(SameBits(r.val, serial.Round()));
   }
   // Hand-wired: val on each rank, summed exactly across the ranks.
   tributary::AllReduce<std::vector<double>> h(ctx, "hand-wired");
-  h.val = {values[static_cast<std::size_t>(Rank())], -values[static_cast<std::size_t>(Rank())], 1e-300 * (Rank() + 1)};
+  h.val = {values[static_cast<std::size_t>(Rank())], -values[static_cast<std::size_t>(Rank())],
+           1e-300 * (Rank() + 1)};
   h.StartReduce(tributary::Sum{});
   Wait(ctx, h);
   ExactSum third;
@@ -340,7 +360,6 @@ TEST(RankCountIndependent, BatchMembersSumExactlyBesideTheOthers) {
                        e.find("rank_count_independent is not available") != std::string::npos);
 }
 
-
 TEST(RankCountIndependent, WhatItCannotCoverIsAClearErrorAtStart) {
   tributary::Context ctx(Independent());
   tributary::AllReduce<double> p(ctx, "product");
@@ -360,8 +379,9 @@ TEST(RankCountIndependent, WhatItCannotCoverIsAClearErrorAtStart) {
   tributary::Context fast;
   tributary::AllReduce<double> f(fast, "fast");
   f.Expect(1, tributary::Sum{});
-  TRIBUTARY_EXPECT_ALL(ErrorOf([&] { f.Contribute(0, ExactSum(1.0)); }).find("need Determinism::rank_count_independent") !=
-                       std::string::npos);
+  TRIBUTARY_EXPECT_ALL(ErrorOf([&] {
+                         f.Contribute(0, ExactSum(1.0));
+                       }).find("need Determinism::rank_count_independent") != std::string::npos);
   f.Contribute(0, 1.0);
   Wait(fast, f);
   // The mode is set per object too, but not while a generation is collecting.
@@ -370,7 +390,8 @@ TEST(RankCountIndependent, WhatItCannotCoverIsAClearErrorAtStart) {
   TRIBUTARY_EXPECT_ALL(!ErrorOf([&] { f.SetDeterminism(Determinism::fast); }).empty());
   f.Contribute(0, ExactSum(0.25));
   Wait(fast, f);
-  TRIBUTARY_EXPECT_ALL(f.val == 0.25 * Size() && f.DeterminismMode() == Determinism::rank_count_independent);
+  TRIBUTARY_EXPECT_ALL(f.val == 0.25 * Size() &&
+                       f.DeterminismMode() == Determinism::rank_count_independent);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -379,7 +400,9 @@ TEST(RankCountIndependent, WhatItCannotCoverIsAClearErrorAtStart) {
 TEST(RunToRun, SameBitsWhateverTheListCompletionOrderAndNeverTheLibrarysOrder) {
   // A tree that would pick the MPI library for everything.
   const std::string path = std::string(TRIBUTARY_TEST_TMP) + "/library-only.json";
-  if (Rank() == 0) std::ofstream(path) << R"({"tree": [{"collective": "any", "then": {"schedule": "mpi_library"}}]})";
+  if (Rank() == 0)
+    std::ofstream(path)
+        << R"({"tree": [{"collective": "any", "then": {"schedule": "mpi_library"}}]})";
   tributary::testing::Barrier();
   tributary::ContextOptions o;
   o.determinism = Determinism::run_to_run;
@@ -409,7 +432,9 @@ TEST(RunToRun, SameBitsWhateverTheListCompletionOrderAndNeverTheLibrarysOrder) {
   tributary::Context fctx(forced);
   tributary::AllReduce<double> x(fctx, "forced");
   x.val = 1.0;
-  TRIBUTARY_EXPECT_ALL(ErrorOf([&] { x.StartReduce(tributary::Sum{}); }).find("run_to_run cannot use") != std::string::npos);
+  TRIBUTARY_EXPECT_ALL(ErrorOf([&] {
+                         x.StartReduce(tributary::Sum{});
+                       }).find("run_to_run cannot use") != std::string::npos);
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ using tributary::SelectionTree;
 
 bool Same(const tributary::SelectionChoice& a, const tributary::SelectionChoice& b) {
   return a.kind == b.kind && a.params.radix == b.params.radix &&
-         a.params.segment_bytes == b.params.segment_bytes && a.params.node_aware == b.params.node_aware;
+         a.params.segment_bytes == b.params.segment_bytes &&
+         a.params.node_aware == b.params.node_aware;
 }
 
 void Check(const SelectionTree& tree, const SelectionTree& again) {
@@ -30,7 +31,8 @@ void Check(const SelectionTree& tree, const SelectionTree& again) {
     facts.node_count = (size + 3) / 4;
     for (auto c : {Collective::allreduce, Collective::reduce, Collective::allgather}) {
       const SelectionTree p = tree.Prune(facts, c), q = again.Prune(facts, c);
-      for (std::size_t bytes : {std::size_t(0), std::size_t(8), std::size_t(4096), std::size_t(1) << 30})
+      for (std::size_t bytes :
+           {std::size_t(0), std::size_t(8), std::size_t(4096), std::size_t(1) << 30})
         for (int flags = 0; flags < 16; ++flags) {
           tributary::SelectionInput in;
           in.bytes = bytes;
@@ -39,9 +41,11 @@ void Check(const SelectionTree& tree, const SelectionTree& again) {
           in.memory = flags & 4 ? tributary::MemorySpace::device : tributary::MemorySpace::host;
           in.determinism = flags & 8 ? 2 : 0;
           const auto choice = p.Select(in);
-          if (!Same(choice, q.Select(in)) || !Same(choice, tree.Prune(facts, c).Select(in))) std::abort();
+          if (!Same(choice, q.Select(in)) || !Same(choice, tree.Prune(facts, c).Select(in)))
+            std::abort();
           if (!tributary::Supports(choice.kind, c)) std::abort();
-          if (!in.commutative && !in.builtin_op && !tributary::IsOrderKeeping(choice.kind)) std::abort();
+          if (!in.commutative && !in.builtin_op && !tributary::IsOrderKeeping(choice.kind))
+            std::abort();
         }
     }
   }

@@ -4,9 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -14,10 +14,10 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
+#include "tributary/detail/type_name.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/exact_sum.hpp"
 #include "tributary/ops.hpp"
-#include "tributary/detail/type_name.hpp"
 
 namespace tributary::detail {
 
@@ -28,19 +28,20 @@ template <class E, class Op>
 bool UsesExactSum(Determinism mode, const std::string& element) {
   if (mode != Determinism::rank_count_independent) return false;
   constexpr BuiltinOp b = OpBuiltin<Op>::value;
-  if constexpr ((std::is_same_v<E, double> || std::is_same_v<E, float>) && b == BuiltinOp::sum) {
+  if constexpr ((std::is_same_v<E, double> || std::is_same_v<E, float>)&&b == BuiltinOp::sum) {
     return true;
   } else {
     constexpr bool order_free =
-        (kBuiltinElement<E> && b != BuiltinOp::none && b != BuiltinOp::sum && b != BuiltinOp::prod) ||
+        (kBuiltinElement<E> && b != BuiltinOp::none && b != BuiltinOp::sum &&
+         b != BuiltinOp::prod) ||
         ((b == BuiltinOp::sum || b == BuiltinOp::prod) && std::is_integral_v<E>) ||
         std::is_same_v<Op, MinLoc> || std::is_same_v<Op, MaxLoc> || std::is_same_v<Op, MinMax>;
     if constexpr (!order_free) {
-      throw UsageError("Determinism::rank_count_independent is not available for this operator on " +
-                       element +
-                       " elements: it covers Sum over float and double (exactly), and operators "
-                       "whose result does not depend on the order (integer Sum and Prod, Min, Max, "
-                       "logical and bitwise operators, MinLoc, MaxLoc, MinMax); use run_to_run");
+      throw UsageError(
+          "Determinism::rank_count_independent is not available for this operator on " + element +
+          " elements: it covers Sum over float and double (exactly), and operators "
+          "whose result does not depend on the order (integer Sum and Prod, Min, Max, "
+          "logical and bitwise operators, MinLoc, MaxLoc, MinMax); use run_to_run");
     }
     (void)element;
     return false;
@@ -57,8 +58,10 @@ inline void ExactCombine(const void*, const void* in, void* inout, std::size_t c
 /// The accumulator rounded once to E (float or double).
 template <class E>
 E RoundExact(const ExactSum& s) noexcept {
-  if constexpr (std::is_same_v<E, float>) return s.RoundFloat();
-  else return static_cast<E>(s.Round());
+  if constexpr (std::is_same_v<E, float>)
+    return s.RoundFloat();
+  else
+    return static_cast<E>(s.Round());
 }
 
 /// Tributary's access to an ExactSum's digits, for the compact wire form below.
@@ -127,7 +130,8 @@ inline void WidenRange(const ExactSum& s, std::int64_t* lo, std::int64_t* hi) no
 }
 
 /// Adds a double to window digits `acc` (w.digits words, carried later by StoreWindow).
-inline void DepositWindow(std::int64_t* acc, const ExactWindow& w, double x, unsigned* flags) noexcept {
+inline void DepositWindow(std::int64_t* acc, const ExactWindow& w, double x,
+                          unsigned* flags) noexcept {
   std::uint64_t b;
   std::memcpy(&b, &x, sizeof b);
   const int field = static_cast<int>((b >> 52) & 0x7ff);
@@ -154,7 +158,8 @@ inline void DepositWindow(std::int64_t* acc, const ExactWindow& w, double x, uns
 }
 
 /// Adds an accumulator's digits inside the window (those above it are its sign extension).
-inline void DepositWindow(std::int64_t* acc, const ExactWindow& w, const ExactSum& s, unsigned* flags) noexcept {
+inline void DepositWindow(std::int64_t* acc, const ExactWindow& w, const ExactSum& s,
+                          unsigned* flags) noexcept {
   ExactSum c = s;
   c.Normalize();
   const std::int64_t* d = ExactAccess::Digits(c);
@@ -163,18 +168,21 @@ inline void DepositWindow(std::int64_t* acc, const ExactWindow& w, const ExactSu
 }
 
 /// Carries `acc` and writes the record (digits modulo 2^(32 digits), then the flags).
-inline void StoreWindow(std::uint32_t* record, std::int64_t* acc, const ExactWindow& w, unsigned flags) noexcept {
+inline void StoreWindow(std::uint32_t* record, std::int64_t* acc, const ExactWindow& w,
+                        unsigned flags) noexcept {
   for (int j = 0; j + 1 < w.digits; ++j) {
     const std::int64_t carry = acc[j] >> 32;
     acc[j] -= carry * (std::int64_t(1) << 32);
     acc[j + 1] += carry;
   }
-  for (int j = 0; j < w.digits; ++j) record[j] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(acc[j]));
+  for (int j = 0; j < w.digits; ++j)
+    record[j] = static_cast<std::uint32_t>(static_cast<std::uint64_t>(acc[j]));
   record[w.digits] = flags;
 }
 
 /// The CombineFn of window records; `state` is the ExactWindow.
-inline void WindowCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept {
+inline void WindowCombine(const void* state, const void* in, void* inout,
+                          std::size_t count) noexcept {
   const auto& w = *static_cast<const ExactWindow*>(state);
   const std::size_t words = w.Words();
   const auto* a = static_cast<const std::uint32_t*>(in);

@@ -17,13 +17,18 @@ namespace tributary::detail {
 template <class T>
 struct TypeName {
   static std::string Get() {
-    if constexpr (std::is_same_v<T, double>) return "double";
-    else if constexpr (std::is_same_v<T, float>) return "float";
-    else if constexpr (std::is_same_v<T, long double>) return "long double";
-    else if constexpr (std::is_same_v<T, bool>) return "bool";
+    if constexpr (std::is_same_v<T, double>)
+      return "double";
+    else if constexpr (std::is_same_v<T, float>)
+      return "float";
+    else if constexpr (std::is_same_v<T, long double>)
+      return "long double";
+    else if constexpr (std::is_same_v<T, bool>)
+      return "bool";
     else if constexpr (std::is_integral_v<T>)
       return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(8 * sizeof(T));
-    else return "T";
+    else
+      return "T";
   }
 };
 template <class E>
