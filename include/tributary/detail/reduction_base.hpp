@@ -103,7 +103,7 @@ class ReductionBase {
   ~ReductionBase() {
     // The core goes first: while it drains or reports, the buffers and the operator it
     // points to must still exist.
-    Context* ctx = core_ ? core_->Ctx() : nullptr;
+    [[maybe_unused]] Context* ctx = core_ ? core_->Ctx() : nullptr;
     core_.reset();
 #if TRIBUTARY_HAVE_KOKKOS
     if constexpr (IsKokkosView<T>::value) {
