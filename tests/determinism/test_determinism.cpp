@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "mpi_test.hpp"
+#include "reduction_test.hpp"
 #include "test_types.hpp"
 #include "tributary/tributary.hpp"
 
@@ -32,22 +33,14 @@ using tributary::TaskStatus;
 using tributary::testing::Rank;
 using tributary::testing::Size;
 
-template <class R>
-void Wait(tributary::Context& ctx, R& r) {
-  while (r.CheckReduce() != TaskStatus::complete) ctx.Progress();
-}
+using tributary::testing::Wait;
 
 template <class T>
 bool SameBits(T a, T b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
 
-template <class T>
-bool SameBitsEverywhere(const std::vector<T>& v) {
-  std::string bytes(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  auto all = tributary::testing::AllGatherBytes(bytes);
-  return std::all_of(all.begin(), all.end(), [&](const std::string& b) { return b == all[0]; });
-}
+using tributary::testing::SameBitsEverywhere;
 
 double Sum(std::initializer_list<double> xs) {
   ExactSum s;

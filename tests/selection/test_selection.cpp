@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mpi_test.hpp"
+#include "reduction_test.hpp"
 #include "test_types.hpp"
 #include "tributary/tributary.hpp"
 
@@ -22,10 +23,7 @@ using tributary::TaskStatus;
 using tributary::testing::Rank;
 using tributary::testing::Size;
 
-template <class R>
-void Wait(tributary::Context& ctx, R& r) {
-  while (r.CheckReduce() != TaskStatus::complete) ctx.Progress();
-}
+using tributary::testing::Wait;
 
 std::string ErrorOf(const std::string& json) {
   try {

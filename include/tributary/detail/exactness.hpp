@@ -208,6 +208,54 @@ inline ExactSum FromWindow(const std::uint32_t* record, const ExactWindow& w) no
   return s;
 }
 
+__extension__ typedef unsigned __int128 WindowWord;
+
+/// Windows of up to 4 digits fit one 128-bit word: the sum of a list's values is kept
+/// there modulo 2^128 (exact, since the true sum fits the window) and stored at once.
+constexpr int kShortWindow = 4;
+
+inline void DepositShort(WindowWord* acc, const ExactWindow& w, double x, unsigned* flags) noexcept {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  const int field = static_cast<int>((b >> 52) & 0x7ff);
+  std::uint64_t mant = b & ((std::uint64_t(1) << 52) - 1);
+  if (field == 0x7ff) {
+    *flags |= mant ? 1u : (b >> 63) ? 4u : 2u;
+    return;
+  }
+  if (field) mant |= std::uint64_t(1) << 52;
+  const int pos = field ? field - 1 : 0;
+  const WindowWord v = static_cast<WindowWord>(mant) << (pos - 32 * w.first);
+  *acc += (b >> 63) ? WindowWord(0) - v : v;  // zero adds zero
+}
+
+inline void StoreShort(std::uint32_t* record, WindowWord acc, const ExactWindow& w, unsigned flags) noexcept {
+  for (int j = 0; j < w.digits; ++j) record[j] = static_cast<std::uint32_t>(acc >> (32 * j));
+  record[w.digits] = flags;
+}
+
+/// ±word · 2^e with one rounding: the conversion of `word` (below 2^63, so the signed
+/// conversion instruction applies; its bit 0 carries the sticky bit of anything below it); scaling by a power of two is then exact, or overflows to
+/// infinity as IEEE rounding of the exact value does. A normal power of two multiplies; the
+/// rest goes through ldexp.
+template <class F>
+F ScaleWord(std::uint64_t word, int e, bool negative) noexcept {
+  F r;
+  if constexpr (std::is_same_v<F, double>) {
+    if (e >= -1022 && e <= 1023) {
+      const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
+      double scale;
+      std::memcpy(&scale, &bits, sizeof scale);
+      r = static_cast<double>(static_cast<std::int64_t>(word)) * scale;
+    } else {
+      r = std::ldexp(static_cast<double>(static_cast<std::int64_t>(word)), e);
+    }
+  } else {
+    r = std::ldexp(static_cast<F>(static_cast<std::int64_t>(word)), e);
+  }
+  return negative ? -r : r;
+}
+
 /// A record rounded once to F (float or double), straight from its window digits: the same
 /// result as FromWindow(record, w) rounded, without building the full accumulator.
 template <class F>
@@ -216,6 +264,20 @@ F RoundWindow(const std::uint32_t* record, const ExactWindow& w) noexcept {
   if ((flags & 1u) || (flags & 6u) == 6u) return std::numeric_limits<F>::quiet_NaN();
   if (flags & 2u) return std::numeric_limits<F>::infinity();
   if (flags & 4u) return -std::numeric_limits<F>::infinity();
+  if (w.digits <= kShortWindow) {  // the whole record in one 128-bit word
+    WindowWord v = 0;
+    for (int j = w.digits; j-- > 0;) v = (v << 32) | record[j];
+    const bool negative = (record[w.digits - 1] >> 31) != 0;
+    if (negative) v = (w.digits == 4 ? WindowWord(0) : WindowWord(1) << (32 * w.digits)) - v;
+    if (v == 0) return F(0);
+    const auto hi64 = static_cast<std::uint64_t>(v >> 64), lo64 = static_cast<std::uint64_t>(v);
+    const int msb = hi64 ? 127 - __builtin_clzll(hi64) : 63 - __builtin_clzll(lo64);
+    if (msb < 63) return ScaleWord<F>(lo64, 32 * w.first - 1074, negative);
+    const int low = msb - 62;
+    std::uint64_t word = static_cast<std::uint64_t>(v >> low);
+    if (v & ((WindowWord(1) << low) - 1)) word |= 1u;  // sticky
+    return ScaleWord<F>(word, 32 * w.first + low - 1074, negative);
+  }
   // The magnitude, in 32-bit digits (two's complement negated when the top bit is set).
   std::uint32_t m[ExactSum::kDigits];
   const int n = w.digits;
@@ -236,12 +298,12 @@ F RoundWindow(const std::uint32_t* record, const ExactWindow& w) noexcept {
   const int msb = 32 * h + (31 - __builtin_clz(m[h]));  // within the window
   std::uint64_t word = 0;
   int low = 0;  // window bit of the word's bit 0
-  if (msb < 64) {
+  if (msb < 63) {
     for (int j = h; j >= 0; --j) word = (word << 32) | m[j];
   } else {
-    low = msb - 63;
+    low = msb - 62;
     const int d = low / 32, b = low % 32;
-    // Bits [low, low + 63] come from digits d .. d + 2.
+    // Bits [low, low + 63] (the top one zero) come from digits d .. d + 2.
     const std::uint64_t d0 = m[d], d1 = d + 1 <= h ? m[d + 1] : 0, d2 = d + 2 <= h ? m[d + 2] : 0;
     word = (d0 >> b) | (d1 << (32 - b)) | (b ? d2 << (64 - b) : 0);
     if (b == 0) word = d0 | (d1 << 32);
@@ -249,23 +311,7 @@ F RoundWindow(const std::uint32_t* record, const ExactWindow& w) noexcept {
     for (int j = d - 1; j >= 0 && !sticky; --j) sticky = m[j] != 0;
     word |= sticky ? 1u : 0u;
   }
-  // Scaling by a power of two is exact (or overflows to infinity, as IEEE rounding of the
-  // exact value does); a normal power of two multiplies, the rest goes through ldexp.
-  const int e = 32 * w.first + low - 1074;
-  F r;
-  if constexpr (std::is_same_v<F, double>) {
-    if (e >= -1022 && e <= 1023) {
-      const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
-      double scale;
-      std::memcpy(&scale, &bits, sizeof scale);
-      r = static_cast<double>(word) * scale;
-    } else {
-      r = std::ldexp(static_cast<double>(word), e);
-    }
-  } else {
-    r = std::ldexp(static_cast<F>(word), e);
-  }
-  return negative ? -r : r;
+  return ScaleWord<F>(word, 32 * w.first + low - 1074, negative);
 }
 
 }  // namespace tributary::detail

@@ -166,17 +166,7 @@ class ReductionBase {
   void Arm(int expected, const Op& op, Collective collective, int root) {
     ValidateRoot(root);
     core_->Arm(expected);
-    try {
-      SetOperator<E>(op_, op);
-      exact_ = UsesExactSum<Op>();
-    } catch (const UsageError& e) {
-      const std::string msg = core_->Where() + ": " + e.what();
-      core_->FailLocally(msg);
-      throw UsageError(msg);
-    } catch (const std::exception& e) {
-      core_->FailLocally(core_->Where() + ": " + e.what());
-      throw;
-    }
+    SetGenerationOperator(op);
     collective_ = collective;
     root_ = root;
     if (slots_.size() < static_cast<std::size_t>(expected))
@@ -193,17 +183,7 @@ class ReductionBase {
   void StartOnValue(const Op& op, Collective collective, int root) {
     ValidateRoot(root);
     core_->Arm(1);
-    try {
-      SetOperator<E>(op_, op);
-      exact_ = UsesExactSum<Op>();
-    } catch (const UsageError& e) {
-      const std::string msg = core_->Where() + ": " + e.what();
-      core_->FailLocally(msg);
-      throw UsageError(msg);
-    } catch (const std::exception& e) {
-      core_->FailLocally(core_->Where() + ": " + e.what());
-      throw;
-    }
+    SetGenerationOperator(op);
     collective_ = collective;
     root_ = root;
     core_->Arrive(0);
@@ -236,6 +216,23 @@ class ReductionBase {
   // A Reduce's ranks other than the root keep `val` unchanged. The root (and every rank of
   // an AllReduce) works in `val`, which receives the result: no copy back.
   bool NotRoot() const { return collective_ == Collective::reduce && core_->Ctx()->Rank() != root_; }
+
+  // The operator of the generation just armed, and whether it sums exactly; an operator
+  // the mode cannot take fails the generation here (CheckReduce then throws the same).
+  template <class Op>
+  void SetGenerationOperator(const Op& op) {
+    try {
+      SetOperator<E>(op_, op);
+      exact_ = UsesExactSum<Op>();
+    } catch (const UsageError& e) {
+      const std::string msg = core_->Where() + ": " + e.what();
+      core_->FailLocally(msg);
+      throw UsageError(msg);
+    } catch (const std::exception& e) {
+      core_->FailLocally(core_->Where() + ": " + e.what());
+      throw;
+    }
+  }
 
   template <class Op>
   bool UsesExactSum() const {
@@ -320,6 +317,24 @@ class ReductionBase {
     std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
     const int lists = core_->Expected();
     if constexpr (kExactCapable) {
+      const bool values_only =
+          exact_from_val_ || std::none_of(exact_used_.begin(), exact_used_.begin() + lists,
+                                          [](unsigned char used) { return used != 0; });
+      if (window_.digits <= kShortWindow && values_only) {  // one 128-bit word per element
+        for (std::size_t k = 0; k < n; ++k) {
+          WindowWord sum = 0;
+          unsigned flags = 0;
+          if (exact_from_val_) {
+            DepositShort(&sum, window_, static_cast<double>(Traits::Data(val)[k]), &flags);
+          } else {
+            for (int i = 0; i < lists; ++i)
+              DepositShort(&sum, window_, static_cast<double>(Traits::Data(slots_[static_cast<std::size_t>(i)].value)[k]),
+                           &flags);
+          }
+          StoreShort(records + k * words, sum, window_, flags);
+        }
+        return packed_.data();
+      }
       for (std::size_t k = 0; k < n; ++k) {
         std::fill(acc.begin(), acc.end(), 0);
         unsigned flags = 0;
