@@ -18,8 +18,9 @@ tributary_configure() {
   fi
 }
 
-# Prints the launcher and its flags for N ranks, read from the CMake cache: Open MPI gets
-# --oversubscribe (and may run as root); MPICH gets nothing extra.
+# Sets TRIBUTARY_LAUNCH (an array) to the launcher and its flags for N ranks, read from the
+# CMake cache: Open MPI gets --oversubscribe (and may run as root: the variables it asks
+# for are exported here, in the calling shell); MPICH gets nothing extra.
 tributary_launcher() {
   local np="$1"
   local mpiexec
@@ -27,8 +28,8 @@ tributary_launcher() {
   [[ -n "$mpiexec" ]] || mpiexec=mpiexec
   if "$mpiexec" --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    echo "$mpiexec -n $np --oversubscribe"
+    TRIBUTARY_LAUNCH=("$mpiexec" -n "$np" --oversubscribe)
   else
-    echo "$mpiexec -n $np"
+    TRIBUTARY_LAUNCH=("$mpiexec" -n "$np")
   fi
 }
