@@ -182,6 +182,7 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
         asm volatile("" : : "r"(x) : "memory");
       });
       parts.Run(tb::FormatBytes(bytes));
+      parts.Report();
       row.bound = Median(parts.Results(), "ping-pong") / 2 + Median(parts.Results(), "reduce n/2 bytes");
     }
     rows.push_back(row);
@@ -294,6 +295,7 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
       });
     }
     pure.Run(tb::FormatBytes(bytes));
+    pure.Report();
     // 2. Computation as long as the MPI library's reduction, alone and beside each variant.
     double t_mpi = Median(pure.Results(), "MPI_Iallreduce+MPI_Test");
     MPI_Bcast(&t_mpi, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -327,6 +329,7 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
       });
     }
     mixed.Run(tb::FormatBytes(bytes));
+    mixed.Report();
     const double cpu = Median(mixed.Results(), "computation alone");
     rows.push_back({bytes, "MPI_Iallreduce+MPI_Test", t_mpi, cpu, Median(mixed.Results(), "MPI_Iallreduce+MPI_Test")});
     for (const auto& s : schedules)

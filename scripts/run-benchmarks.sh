@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# One command for every benchmark: builds Tributary in release mode, runs the task-engine,
+# reduction, schedule (latency, overlap, reference 004, selection, determinism) and tuner
+# benchmarks and the two solver examples, and writes into a results folder:
+#   *.csv        every measured variant (median, min, max, quartiles, ratio to the baseline)
+#   summary.md   the tables the programs print, in order
+#   *.png        latency vs message size per schedule (with the lower bound at 2 ranks),
+#                overlap, determinism cost, regional combine vs per-list reductions
+#
+#   scripts/run-benchmarks.sh [--quick] [--out DIR]     (default DIR: results/<date-time>)
+#
+# --quick runs every benchmark with a few iterations and messages up to 1 MiB: a check that
+# everything runs, not figures to quote. Every ratio is measured side by side in one run.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+quick=()
+out="$root/results/$(date +%Y%m%d-%H%M%S)"
+while (($#)); do
+  case "$1" in
+    --quick) quick=(--quick) ;;
+    --out) out="$2"; shift ;;
+    *) echo "usage: scripts/run-benchmarks.sh [--quick] [--out DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+"$here/install-deps.sh"
+export TRIBUTARY_BUILD="${TRIBUTARY_BENCH_BUILD:-$root/build/release}"
+source "$here/common.sh"
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+cmake -S "$root" -B "$TRIBUTARY_BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTRIBUTARY_ENABLE_TESTS=OFF >/dev/null
+cmake --build "$TRIBUTARY_BUILD" -j "$TRIBUTARY_JOBS" \
+  --target bench_tasks bench_reductions bench_schedules tributary-tune cg_poisson
+mkdir -p "$out"
+summary="$out/summary.md"
+{
+  echo "# Tributary benchmarks"
+  echo
+  echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r); ${quick[*]:-full run}"
+} >"$summary"
+b="$TRIBUTARY_BUILD/bench"
+
+section() {  # section TITLE COMMAND...: runs it, appends its stdout to the summary
+  local title="$1"
+  shift
+  echo "=== $title" >&2
+  { echo; echo "## $title"; echo; "$@" 2>/dev/null; } >>"$summary"
+}
+
+section "Task engine" "$b/tasks/bench_tasks" --benchmark_min_time=0.05
+tributary_launcher 2
+np2=("${TRIBUTARY_LAUNCH[@]}")
+tributary_launcher 4
+np4=("${TRIBUTARY_LAUNCH[@]}")
+tributary_launcher 3
+np3=("${TRIBUTARY_LAUNCH[@]}")
+section "Reductions at 2 ranks" "${np2[@]}" "$b/core/bench_reductions" "${quick[@]}" --csv "$out/reductions.csv"
+section "Schedules at 2 ranks" "${np2[@]}" "$b/schedules/bench_schedules" "${quick[@]}" --csv "$out/schedules.csv"
+for s in latency reduce004 selection; do
+  section "Schedules at 4 ranks: $s" "${np4[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
+    --csv "$out/schedules.csv"
+done
+for n in 2 3 4; do
+  launch="np$n[@]"
+  section "Tuner at $n ranks" "${!launch}" "$b/tune/tributary-tune" "${quick[@]}" --output "$out/tuned-np$n.json" \
+    --csv "$out/tune.csv"
+done
+for n in 2 4; do
+  launch="np$n[@]"
+  section "Conjugate gradients at $n ranks" "${!launch}" "$TRIBUTARY_BUILD/example_apps/cg_poisson" --n 128 --strips 8
+done
+
+
+# ---------------------------------------------------------------------------------------
+# Plots: the CSV rows (benchmark, ranks, parameter, variant, median_s, min_s, max_s, q1_s,
+# q3_s, ratio) turned into one data file per variant and drawn by gnuplot.
+plots="$out/plot-data"
+mkdir -p "$plots"
+awk_lib='
+function parse(line, f,   n, i, c, q, cur) {
+  n = 0; cur = ""; q = 0
+  for (i = 1; i <= length(line); i++) {
+    c = substr(line, i, 1)
+    if (c == "\"") { q = !q; continue }
+    if (c == "," && !q) { f[++n] = cur; cur = ""; continue }
+    cur = cur c
+  }
+  f[++n] = cur
+  return n
+}
+function bytes(s,  a) { split(s, a, " "); return a[1] * (a[2] == "KiB" ? 1024 : a[2] == "MiB" ? 1048576 : 1) }
+function file_of(dir, v,  f) { f = v; gsub(/[^A-Za-z0-9]/, "_", f); return dir "/" f ".dat" }'
+
+# series DIR CSV FILTER RANKS time|ratio: per variant of the rows whose benchmark matches
+# FILTER at RANKS ranks, DIR/<variant>.dat holds "bytes value" (µs or the ratio).
+series() {
+  local dir="$plots/$1" csv="$2" filter="$3" ranks="$4" what="$5"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  [[ -f "$csv" ]] || return 0
+  awk -v dir="$dir" -v filter="$filter" -v ranks="$ranks" -v what="$what" "$awk_lib"'
+    NR > 1 { parse($0, f)
+      if (f[1] !~ filter || f[2] != ranks) next
+      file = file_of(dir, f[4])
+      if (!(file in seen)) { seen[file] = 1; printf "bytes \"%s\"\n", f[4] > file }
+      printf "%s %s\n", bytes(f[3]), (what == "ratio" ? f[10] : f[5] * 1e6) >> file
+    }' "$csv"
+}
+
+# The lower bound at 2 ranks: half a ping-pong plus the local reduction of n/2 bytes.
+lower_bound() {
+  local dir="$plots/$1" csv="$2"
+  [[ -f "$csv" ]] || return 0
+  awk "$awk_lib"'
+    NR > 1 { parse($0, f)
+      if (f[1] !~ /^lower-bound terms/ || f[2] != 2) next
+      b = bytes(f[3]); if (!(b in pp) && !(b in red)) order[++n] = b
+      if (f[4] == "ping-pong") pp[b] = f[5]; else red[b] = f[5]
+    }
+    END { print "bytes \"lower bound\""
+          for (i = 1; i <= n; i++) printf "%s %s\n", order[i], (pp[order[i]] / 2 + red[order[i]]) * 1e6 }' "$csv" \
+    >"$dir/lower_bound.dat"
+}
+
+# plot DIR TITLE YLABEL: every DIR/*.dat as one line (log-log), into $out/DIR.png.
+plot() {
+  local dir="$plots/$1" title="$2" ylabel="$3"
+  compgen -G "$dir/*.dat" >/dev/null || return 0
+  gnuplot <<GNUPLOT
+set terminal pngcairo size 1000,640 font ",10" noenhanced
+set format x "%.0b %BB"
+set output "$out/$1.png"
+set title "$title"
+set xlabel "message size per rank (bytes)"
+set ylabel "$ylabel"
+set logscale x 2
+set logscale y
+set key outside right
+set grid
+files = system("ls $dir/*.dat")
+plot for [f in files] f using 1:2 with linespoints title columnheader(2)
+GNUPLOT
+}
+
+series latency-np2 "$out/schedules.csv" "^allreduce of" 2 time
+lower_bound latency-np2 "$out/schedules.csv"
+plot latency-np2 "Allreduce latency at 2 ranks (median)" "time (us)"
+series latency-np4 "$out/schedules.csv" "^allreduce of" 4 time
+plot latency-np4 "Allreduce latency at 4 ranks (median)" "time (us)"
+series overlap "$out/schedules.csv" "^overlap: with computation" 2 time
+plot overlap "Reduction beside a fixed computation, 2 ranks: overall time (median)" "time (us)"
+series determinism "$out/schedules.csv" "^determinism:" 2 ratio
+plot determinism "Determinism modes at 2 ranks: time relative to fast (median)" "ratio to fast"
+# Regional combine vs a reduction per list: one bar per variant.
+if [[ -f "$out/reductions.csv" ]]; then
+  awk "$awk_lib"'NR > 1 { parse($0, f); if (f[1] == "8 lists per rank") printf "\"%s\" %s\n", f[4], f[5] * 1e6 }' \
+    "$out/reductions.csv" >"$plots/regional.dat"
+  gnuplot <<GNUPLOT
+set terminal pngcairo size 800,500 font ",10" noenhanced
+set output "$out/regional.png"
+set title "8 lists per rank, 2 ranks: regional combine vs a reduction per list (median)"
+set ylabel "time per cycle (us)"
+set style fill solid 0.6
+set boxwidth 0.6
+set yrange [0:*]
+set grid y
+plot "$plots/regional.dat" using 2:xtic(1) with boxes notitle
+GNUPLOT
+fi
+echo "results: $out (summary.md, *.csv, *.png)" >&2
