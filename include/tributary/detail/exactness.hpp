@@ -101,15 +101,37 @@ inline ExactWindow WindowFor(std::int64_t lo, std::int64_t hi) noexcept {
   return w;
 }
 
-/// Widens [lo, hi] by the bits of a finite nonzero double (units of 2^-1074).
-inline void WidenRange(double x, std::int64_t* lo, std::int64_t* hi) noexcept {
+/// A double as the exact sums see it: x = ±mant · 2^(pos - 1074) with an integer mantissa
+/// (53 bits for normal values), or a special value given as a flag (1 NaN, 2 +inf, 4 -inf).
+struct DoubleParts {
+  std::uint64_t mant = 0;  // zero for ±0 and for specials
+  int pos = 0;
+  bool negative = false;
+  unsigned special = 0;
+};
+
+inline DoubleParts Decompose(double x) noexcept {
   std::uint64_t b;
   std::memcpy(&b, &x, sizeof b);
+  DoubleParts d;
   const int field = static_cast<int>((b >> 52) & 0x7ff);
-  if (field == 0x7ff || (b << 1) == 0) return;
-  const std::int64_t pos = field ? field - 1 : 0;
-  *lo = std::min(*lo, pos);
-  *hi = std::max(*hi, pos + 52);
+  const std::uint64_t frac = b & ((std::uint64_t(1) << 52) - 1);
+  d.negative = (b >> 63) != 0;
+  if (field == 0x7ff) {
+    d.special = frac ? 1u : d.negative ? 4u : 2u;
+    return d;
+  }
+  d.mant = field ? frac | (std::uint64_t(1) << 52) : frac;
+  d.pos = field ? field - 1 : 0;
+  return d;
+}
+
+/// Widens [lo, hi] by the bits of a finite nonzero double (units of 2^-1074).
+inline void WidenRange(double x, std::int64_t* lo, std::int64_t* hi) noexcept {
+  const DoubleParts d = Decompose(x);
+  if (d.mant == 0) return;
+  *lo = std::min<std::int64_t>(*lo, d.pos);
+  *hi = std::max<std::int64_t>(*hi, d.pos + 52);
 }
 
 /// Widens [lo, hi] by the digits an accumulator occupies.
@@ -132,26 +154,16 @@ inline void WidenRange(const ExactSum& s, std::int64_t* lo, std::int64_t* hi) no
 /// Adds a double to window digits `acc` (w.digits words, carried later by StoreWindow).
 inline void DepositWindow(std::int64_t* acc, const ExactWindow& w, double x,
                           unsigned* flags) noexcept {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  const int field = static_cast<int>((b >> 52) & 0x7ff);
-  std::uint64_t mant = b & ((std::uint64_t(1) << 52) - 1);
-  if (field == 0x7ff) {
-    *flags |= mant ? 1u : (b >> 63) ? 4u : 2u;
-    return;
-  }
-  if (field == 0 && mant == 0) return;
-  int pos = 0;
-  if (field) {
-    mant |= std::uint64_t(1) << 52;
-    pos = field - 1;
-  }
-  const int k = pos / 32 - w.first;
-  const int shift = pos % 32;
+  const DoubleParts d = Decompose(x);
+  *flags |= d.special;
+  if (d.mant == 0) return;
+  const std::uint64_t mant = d.mant;
+  const int k = d.pos / 32 - w.first;
+  const int shift = d.pos % 32;
   const std::int64_t d0 = static_cast<std::int64_t>((mant << shift) & 0xffffffffu);
   const std::int64_t d1 = static_cast<std::int64_t>((mant >> (32 - shift)) & 0xffffffffu);
   const std::int64_t d2 = static_cast<std::int64_t>(shift ? (mant >> (64 - shift)) : 0);
-  const std::int64_t sign = (b >> 63) ? -1 : 1;
+  const std::int64_t sign = d.negative ? -1 : 1;
   acc[k] += sign * d0;
   if (k + 1 < w.digits) acc[k + 1] += sign * d1;
   if (k + 2 < w.digits) acc[k + 2] += sign * d2;
@@ -214,30 +226,25 @@ __extension__ typedef unsigned __int128 WindowWord;
 /// there modulo 2^128 (exact, since the true sum fits the window) and stored at once.
 constexpr int kShortWindow = 4;
 
-inline void DepositShort(WindowWord* acc, const ExactWindow& w, double x, unsigned* flags) noexcept {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  const int field = static_cast<int>((b >> 52) & 0x7ff);
-  std::uint64_t mant = b & ((std::uint64_t(1) << 52) - 1);
-  if (field == 0x7ff) {
-    *flags |= mant ? 1u : (b >> 63) ? 4u : 2u;
-    return;
-  }
-  if (field) mant |= std::uint64_t(1) << 52;
-  const int pos = field ? field - 1 : 0;
-  const WindowWord v = static_cast<WindowWord>(mant) << (pos - 32 * w.first);
-  *acc += (b >> 63) ? WindowWord(0) - v : v;  // zero adds zero
+inline void DepositShort(WindowWord* acc, const ExactWindow& w, double x,
+                         unsigned* flags) noexcept {
+  const DoubleParts d = Decompose(x);
+  *flags |= d.special;
+  if (d.mant == 0) return;  // ±0 or a special: below the window, nothing to add
+  const WindowWord v = static_cast<WindowWord>(d.mant) << (d.pos - 32 * w.first);
+  *acc += d.negative ? WindowWord(0) - v : v;
 }
 
-inline void StoreShort(std::uint32_t* record, WindowWord acc, const ExactWindow& w, unsigned flags) noexcept {
+inline void StoreShort(std::uint32_t* record, WindowWord acc, const ExactWindow& w,
+                       unsigned flags) noexcept {
   for (int j = 0; j < w.digits; ++j) record[j] = static_cast<std::uint32_t>(acc >> (32 * j));
   record[w.digits] = flags;
 }
 
 /// ±word · 2^e with one rounding: the conversion of `word` (below 2^63, so the signed
-/// conversion instruction applies; its bit 0 carries the sticky bit of anything below it); scaling by a power of two is then exact, or overflows to
-/// infinity as IEEE rounding of the exact value does. A normal power of two multiplies; the
-/// rest goes through ldexp.
+/// conversion instruction applies; its bit 0 carries the sticky bit of anything below it); scaling
+/// by a power of two is then exact, or overflows to infinity as IEEE rounding of the exact value
+/// does. A normal power of two multiplies; the rest goes through ldexp.
 template <class F>
 F ScaleWord(std::uint64_t word, int e, bool negative) noexcept {
   F r;
