@@ -212,7 +212,7 @@ class Batch {
     RequireMembers();
     core_->Arm(1, static_cast<int>(members_.size()));
     for (std::size_t k = 0; k < members_.size(); ++k) core_->Arrive(0);
-    Layout();
+    if (offsets_.size() != members_.size()) Layout();  // members are fixed after the first start
     WriteHeader(-1);
     for (std::size_t k = 0; k < members_.size(); ++k)
       members_[k]->PackValue(buffer_.data() + sizeof(detail::PackedHeader) + offsets_[k]);
@@ -288,7 +288,7 @@ class Batch {
   }
 
   void CombineAndLaunch() {
-    Layout();
+    if (offsets_.size() != members_.size()) Layout();  // members are fixed after the first start
     op_error_.clear();
     for (std::size_t k = 0; k < members_.size(); ++k) {
       try {
