@@ -110,7 +110,7 @@ std::vector<int> ReductionCore::MissingLists() const {
   std::vector<int> missing;
   if (State() != Phase::collecting) return missing;
   for (int i = 0; i < expected_; ++i)
-    if (arrived_flags_[static_cast<std::size_t>(i)].load(std::memory_order_acquire) < per_list_)
+    if (static_cast<int>(arrived_flags_[static_cast<std::size_t>(i)].load(std::memory_order_acquire)) < per_list_)
       missing.push_back(i);
   return missing;
 }
@@ -161,7 +161,7 @@ void ReductionCore::Arm(int expected, int per_list) {
   expected_ = expected;
   per_list_ = per_list;
   if (expected > flags_capacity_) {
-    arrived_flags_ = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(expected));
+    arrived_flags_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(expected));
     flags_capacity_ = expected;
   }
   for (int i = 0; i < expected; ++i)
@@ -175,7 +175,9 @@ void ReductionCore::Arm(int expected, int per_list) {
   phase_.store(Phase::collecting, std::memory_order_release);
 }
 
-bool ReductionCore::Arrive(int list_index) {
+bool ReductionCore::Arrive(int list_index) { return Arrive(list_index, 1); }
+
+bool ReductionCore::Arrive(int list_index, int count) {
   const Phase p = State();
   if (p != Phase::collecting) {
     if (p == Phase::failed) ThrowError();
@@ -189,11 +191,11 @@ bool ReductionCore::Arrive(int list_index) {
     throw UsageError(Where() + ": contribution from list index " + std::to_string(list_index) +
                      " is out of range; this generation expects " + std::to_string(expected_) +
                      " contribution(s), lists 0.." + std::to_string(expected_ - 1));
-  if (arrived_flags_[static_cast<std::size_t>(list_index)].fetch_add(1, std::memory_order_acq_rel) >=
-      per_list_)
+  if (static_cast<int>(arrived_flags_[static_cast<std::size_t>(list_index)].fetch_add(
+          static_cast<std::uint32_t>(count), std::memory_order_acq_rel)) + count > per_list_)
     throw UsageError(Where() + ": list " + std::to_string(list_index) +
                      " contributed twice in one generation");
-  return arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == expected_ * per_list_;
+  return arrived_.fetch_add(count, std::memory_order_acq_rel) + count == expected_ * per_list_;
 }
 
 void ReductionCore::Launch(const LaunchSpec& spec) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tributary/context.hpp"
@@ -36,6 +37,9 @@ class BatchMemberBase {
   virtual void PrepareArm(int lists) = 0;
   virtual void FillMissing(const std::vector<int>& missing) = 0;
   virtual bool Commutative() const noexcept = 0;
+  /// True when the combine does not read its state (a stateless operator): neighbouring
+  /// members with the same combine then combine as one segment.
+  bool stateless = false;
   std::string label;
 };
 }  // namespace detail
@@ -67,6 +71,7 @@ class BatchMember final : public detail::BatchMemberBase {
     detail::SetOperator<E>(op_, op);
     label = std::move(name);
     exact_ = detail::UsesExactSum<E, Op>(mode, detail::TypeName<E>::Get());
+    stateless = std::is_empty_v<Op> || exact_;
   }
 
   std::size_t Bytes() const noexcept override {
@@ -211,7 +216,7 @@ class Batch {
   TaskStatus StartReduce() {
     RequireMembers();
     core_->Arm(1, static_cast<int>(members_.size()));
-    for (std::size_t k = 0; k < members_.size(); ++k) core_->Arrive(0);
+    core_->Arrive(0, static_cast<int>(members_.size()));
     if (offsets_.size() != members_.size()) Layout();  // members are fixed after the first start
     WriteHeader(-1);
     for (std::size_t k = 0; k < members_.size(); ++k)
@@ -272,7 +277,13 @@ class Batch {
       const std::size_t a = members_[k]->Align();
       offset = (offset + a - 1) / a * a;
       offsets_[k] = offset;
-      layout_.segments.push_back(members_[k]->Segment(offset));
+      const detail::PackedSegment seg = members_[k]->Segment(offset);
+      detail::PackedSegment* prev = layout_.segments.empty() ? nullptr : &layout_.segments.back();
+      if (prev && members_[k]->stateless && members_[k - 1]->stateless && prev->combine == seg.combine &&
+          prev->elem_size == seg.elem_size && prev->offset + prev->count * prev->elem_size == seg.offset)
+        prev->count += seg.count;  // one call combines both
+      else
+        layout_.segments.push_back(seg);
       offset += members_[k]->Bytes();
     }
     layout_.bytes = sizeof(detail::PackedHeader) + (offset + 15) / 16 * 16;

@@ -121,6 +121,9 @@ class ReductionCore {
   /// caller then combines and calls Launch. Throws UsageError for an index out of range, a
   /// second contribution from one list, or a contribution while not collecting.
   bool Arrive(int list_index);
+  /// Records `count` contributions of list `list_index` at once (a batch's hand-wired
+  /// start: every member from list 0); returns true when they were the last ones.
+  bool Arrive(int list_index, int count);
   /// Starts the network phase (collecting -> in flight).
   void Launch(const LaunchSpec& spec);
   /// Marks this generation failed on this rank without a network phase (used when the
@@ -201,7 +204,7 @@ class ReductionCore {
   int expected_ = 0;
   int per_list_ = 1;
   std::atomic<int> arrived_{0};
-  std::unique_ptr<std::atomic<std::uint8_t>[]> arrived_flags_;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> arrived_flags_;  // per list (a batch: up to its member count)
   int flags_capacity_ = 0;
   std::chrono::steady_clock::time_point armed_at_{};
   std::atomic<std::uint64_t> last_poll_sweep_{0};
