@@ -292,6 +292,48 @@ TEST(Lifecycle, ContextDestroyedBeforeItsObjectsGoesToTheHandler) {
   TRIBUTARY_EXPECT_ALL(reported.size() == 1u);
 }
 
+TEST(Lifecycle, LargeBatchesWithRunsOfTheSameOperator) {
+  // 300 members (more than 255 arrivals per list), in runs of the same stateless operator
+  // that combine as one segment, broken by a Max and by an operator with state.
+  tributary::Context ctx;
+  tributary::Batch big(ctx, "big");
+  std::vector<tributary::BatchMember<double>*> sums;
+  std::vector<tributary::BatchMember<int>*> maxes;
+  for (int k = 0; k < 300; ++k) {
+    if (k % 50 == 49)
+      maxes.push_back(&big.Add<int>(tributary::Max{}, "max"));
+    else
+      sums.push_back(&big.Add<double>(tributary::Sum{}, "sum"));
+  }
+  const double scale = 0.5 + Rank();
+  auto& scaled = big.Add<double>(
+      tributary::MakeOp<tributary::Commutes::yes>(
+          [scale](const double& in, double& inout) { inout = in + inout + 0 * scale; }, 0.0),
+      "with state");
+  for (int g = 0; g < 2; ++g) {
+    const int lists = 1 + (Rank() + g) % 2;
+    big.Expect(lists);
+    for (int i = 0; i < lists; ++i) {
+      for (std::size_t k = 0; k < sums.size(); ++k) sums[k]->Contribute(i, double(k) + Rank());
+      for (std::size_t k = 0; k < maxes.size(); ++k) maxes[k]->Contribute(i, Rank() * 10 + i + int(k));
+      scaled.Contribute(i, 1.0);
+    }
+    Wait(big);
+    int total_lists = 0, max_ref = 0;
+    double rank_sum = 0;
+    for (int q = 0; q < Size(); ++q) {
+      const int nl = 1 + (q + g) % 2;
+      total_lists += nl;
+      rank_sum += nl * q;
+      max_ref = std::max(max_ref, q * 10 + nl - 1);
+    }
+    bool ok = scaled.val == total_lists;
+    for (std::size_t k = 0; k < sums.size(); ++k) ok = ok && sums[k]->val == double(k) * total_lists + rank_sum;
+    for (std::size_t k = 0; k < maxes.size(); ++k) ok = ok && maxes[k]->val == max_ref + int(k);
+    TRIBUTARY_EXPECT_ALL(ok);
+  }
+}
+
 TEST(Lifecycle, BatchOfMixedTypesAndOperatorsTravelsAsOne) {
   tributary::Context ctx;
   tributary::Batch step(ctx, "step");
