@@ -53,10 +53,9 @@ bool WritesData(ScheduleKind kind, const ScheduleArgs& args, int rank, int size)
     case ScheduleKind::mpi_library: return false;  // MPI_Ireduce's send buffer is const
     case ScheduleKind::binomial:
     case ScheduleKind::knomial:
-      return !KnomialTree(rank, size, kind == ScheduleKind::knomial ? args.params.radix : 2, base)
-                  .children.empty();
-    case ScheduleKind::pipelined_tree:
-      return !KnomialTree::Chain(rank, size, base).children.empty();
+      return KnomialTree::HasChildren(rank, size, kind == ScheduleKind::knomial ? args.params.radix : 2, base);
+    case ScheduleKind::pipelined_tree:  // the chain: radix 1 in effect, every rank but the last
+      return ((rank - base) % size + size) % size + 1 < size;
     default: return true;
   }
 }

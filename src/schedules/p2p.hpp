@@ -63,6 +63,13 @@ struct KnomialTree {
   std::vector<int> level_end;    ///< Level l's children end at children[level_end[l]].
   /// The chain v → v − 1 (a tree of fan-out 1), for pipelines.
   static KnomialTree Chain(int rank, int size, int base);
+  /// Whether `rank` has children in the k-nomial tree, without building it: its first
+  /// level (m = 1) has the child v + 1 exactly when v is a multiple of the radix and not the
+  /// last rank, and a rank without that child has none at any higher level either.
+  static bool HasChildren(int rank, int size, int radix, int base) noexcept {
+    const int v = ((rank - base) % size + size) % size;
+    return v % radix == 0 && v + 1 < size;
+  }
 };
 
 /// k-nomial (and binomial) reduce, broadcast and reduce + broadcast allreduce. Reduce
