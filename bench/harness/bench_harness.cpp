@@ -130,6 +130,12 @@ Options ParseOptions(int argc, char** argv, Options o) {
   return o;
 }
 
+double MedianOf(const std::vector<Result>& results, const std::string& variant) {
+  for (const auto& r : results)
+    if (r.variant == variant) return r.median_s;
+  return 0;
+}
+
 Options ForMessage(Options o, std::size_t bytes, bool quick) {
   if (quick) return o;
   const std::size_t it = bytes <= 1024 ? 1000 : bytes <= 16384 ? 300 : bytes <= 131072 ? 60

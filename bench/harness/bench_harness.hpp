@@ -74,6 +74,9 @@ Options ParseOptions(int argc, char** argv, Options defaults = {});
 /// variant near 0.1-0.3 s per repetition on the development machine (`quick`: unchanged).
 Options ForMessage(Options base, std::size_t bytes, bool quick);
 
+/// The median time of `variant` among `results` (the first such row), 0 when absent.
+double MedianOf(const std::vector<Result>& results, const std::string& variant);
+
 /// "8 B", "64 KiB", "16 MiB".
 std::string FormatBytes(std::size_t bytes);
 /// "1.23 µs", "4.5 ms".

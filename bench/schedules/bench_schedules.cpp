@@ -74,12 +74,6 @@ tributary::ContextOptions OptionsFor(const Scheduled& s, Collective c = Collecti
   return o;
 }
 
-double Median(const std::vector<tb::Result>& rs, const std::string& variant) {
-  for (const auto& r : rs)
-    if (r.variant == variant) return r.median_s;
-  return 0;
-}
-
 // ---------------------------------------------------------------------------------------
 void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
   int rank = 0, size = 1;
@@ -152,7 +146,7 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
     run.Run(tb::FormatBytes(bytes));
     run.Report();
     Row row{bytes, {}, 0, 0, 0, 0, {}};
-    for (const auto& name : names) row.t.push_back(Median(run.Results(), name));
+    for (const auto& name : names) row.t.push_back(tb::MedianOf(run.Results(), name));
     for (const auto& res : run.Results())
       if (res.variant == kTree && res.parameter == tb::FormatBytes(bytes)) {
         row.tree = res.median_s;
@@ -183,7 +177,7 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
       });
       parts.Run(tb::FormatBytes(bytes));
       parts.Report();
-      row.bound = Median(parts.Results(), "ping-pong") / 2 + Median(parts.Results(), "reduce n/2 bytes");
+      row.bound = tb::MedianOf(parts.Results(), "ping-pong") / 2 + tb::MedianOf(parts.Results(), "reduce n/2 bytes");
     }
     rows.push_back(row);
   }
@@ -297,7 +291,7 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
     pure.Run(tb::FormatBytes(bytes));
     pure.Report();
     // 2. Computation as long as the MPI library's reduction, alone and beside each variant.
-    double t_mpi = Median(pure.Results(), "MPI_Iallreduce+MPI_Test");
+    double t_mpi = tb::MedianOf(pure.Results(), "MPI_Iallreduce+MPI_Test");
     MPI_Bcast(&t_mpi, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     const long chunk = std::max(1L, static_cast<long>(t_mpi * units_per_s / kChunks));
     tb::Runner mixed(MPI_COMM_WORLD, "overlap: with computation, " + tb::FormatBytes(bytes),
@@ -330,10 +324,10 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
     }
     mixed.Run(tb::FormatBytes(bytes));
     mixed.Report();
-    const double cpu = Median(mixed.Results(), "computation alone");
-    rows.push_back({bytes, "MPI_Iallreduce+MPI_Test", t_mpi, cpu, Median(mixed.Results(), "MPI_Iallreduce+MPI_Test")});
+    const double cpu = tb::MedianOf(mixed.Results(), "computation alone");
+    rows.push_back({bytes, "MPI_Iallreduce+MPI_Test", t_mpi, cpu, tb::MedianOf(mixed.Results(), "MPI_Iallreduce+MPI_Test")});
     for (const auto& s : schedules)
-      rows.push_back({bytes, s.name, Median(pure.Results(), s.name), cpu, Median(mixed.Results(), s.name)});
+      rows.push_back({bytes, s.name, tb::MedianOf(pure.Results(), s.name), cpu, tb::MedianOf(mixed.Results(), s.name)});
   }
   if (rank == 0) {
     std::printf("\n### Overlap at %d ranks (computation in %d chunks, a poll after each)\n\n", size, kChunks);
@@ -424,15 +418,15 @@ void Reduce004(const tb::Options& base, bool quick, std::size_t max_bytes) {
     }
     run.Run(label);
     run.Report();
-    const double t_mpi = Median(run.Results(), "MPI_Reduce");
+    const double t_mpi = tb::MedianOf(run.Results(), "MPI_Reduce");
     std::string line = "| " + label + " | " + tb::FormatSeconds(t_mpi) + " |";
     {
       char cell[64];
-      std::snprintf(cell, sizeof cell, " %.2fx |", t_mpi / Median(run.Results(), "MPI_Reduce in place"));
+      std::snprintf(cell, sizeof cell, " %.2fx |", t_mpi / tb::MedianOf(run.Results(), "MPI_Reduce in place"));
       line += cell;
     }
     for (const auto& s : schedules) {
-      const double t = Median(run.Results(), "Reduce " + s.name);
+      const double t = tb::MedianOf(run.Results(), "Reduce " + s.name);
       char cell[64];
       std::snprintf(cell, sizeof cell, " %s (%.2fx) |", tb::FormatSeconds(t).c_str(), t_mpi / t);
       line += cell;
@@ -498,11 +492,11 @@ void DeterminismCost(const tb::Options& base, bool quick, std::size_t max_bytes)
     }
     run.Run(tb::FormatBytes(bytes));
     run.Report();
-    const double t_fast = Median(run.Results(), "fast");
+    const double t_fast = tb::MedianOf(run.Results(), "fast");
     char line[256];
     std::snprintf(line, sizeof line, "| %s | %s | %.2f | %.2f |", tb::FormatBytes(bytes).c_str(),
-                  tb::FormatSeconds(t_fast).c_str(), Median(run.Results(), "run_to_run") / t_fast,
-                  Median(run.Results(), "rank_count_independent") / t_fast);
+                  tb::FormatSeconds(t_fast).c_str(), tb::MedianOf(run.Results(), "run_to_run") / t_fast,
+                  tb::MedianOf(run.Results(), "rank_count_independent") / t_fast);
     lines.push_back(line);
   }
   if (rank == 0) {

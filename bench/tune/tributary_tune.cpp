@@ -172,13 +172,8 @@ std::vector<double> Measure(Collective c, const std::vector<Candidate>& candidat
   run.Run(tb::FormatBytes(bytes));
   run.Report();
   std::vector<double> t;
-  const auto median = [&](const std::string& name) {
-    for (const auto& r : run.Results())
-      if (r.variant == name) return r.median_s;
-    return 0.0;
-  };
-  for (const auto& c2 : candidates) t.push_back(median(c2.Name()));
-  t.push_back(median(kTreeVariant));
+  for (const auto& c2 : candidates) t.push_back(tb::MedianOf(run.Results(), c2.Name()));
+  t.push_back(tb::MedianOf(run.Results(), kTreeVariant));
   return t;
 }
 

@@ -314,7 +314,6 @@ class ReductionBase {
     layout_.segments.assign(1, PackedSegment{0, n, window_.RecordBytes(), &WindowCombine, &window_});
     layout_.bytes = packed_.size();
     auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
-    std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
     const int lists = core_->Expected();
     if constexpr (kExactCapable) {
       const bool values_only =
@@ -335,6 +334,7 @@ class ReductionBase {
         }
         return packed_.data();
       }
+      std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
       for (std::size_t k = 0; k < n; ++k) {
         std::fill(acc.begin(), acc.end(), 0);
         unsigned flags = 0;
