@@ -115,11 +115,32 @@ std::vector<int> ReductionCore::MissingLists() const {
   return missing;
 }
 
+bool ReductionCore::PollClient() {
+  bool idle = false;
+  if (!polling_.compare_exchange_strong(idle, true, std::memory_order_acq_rel)) return false;
+  struct Release {
+    std::atomic<bool>& flag;
+    ~Release() { flag.store(false, std::memory_order_release); }
+  } release{polling_};
+  if (!AwaitingClient()) return State() != Phase::collecting;
+  bool launched = false;
+  try {
+    launched = ready_(client_);
+  } catch (...) {
+    awaiting_.store(false, std::memory_order_release);
+    throw;
+  }
+  if (launched) awaiting_.store(false, std::memory_order_release);
+  return launched;
+}
+
 std::string ReductionCore::Status() const {
   std::ostringstream s;
   const Phase p = State();
   s << "generation " << Generation() << " " << ToString(p);
-  if (p == Phase::collecting) {
+  if (p == Phase::collecting && AwaitingClient()) {
+    s << " (all " << expected_ << " lists contributed; waiting for their device work)";
+  } else if (p == Phase::collecting) {
     s << ": " << (expected_ - static_cast<int>(MissingLists().size())) << " of " << expected_
       << " lists contributed, missing lists:";
     for (int i : MissingLists()) s << " " << i;
@@ -167,6 +188,7 @@ void ReductionCore::Arm(int expected, int per_list) {
   for (int i = 0; i < expected; ++i)
     arrived_flags_[static_cast<std::size_t>(i)].store(0, std::memory_order_relaxed);
   arrived_.store(0, std::memory_order_relaxed);
+  awaiting_.store(false, std::memory_order_relaxed);
   error_kind_ = ErrorKind::none;
   error_.clear();
   error_origin_ = -1;
@@ -451,7 +473,10 @@ bool ReductionCore::Advance() noexcept {
 TaskStatus ReductionCore::Check() {
   const Phase p = State();
   if (p == Phase::done) return TaskStatus::complete;
-  if (p == Phase::collecting) return TaskStatus::incomplete;
+  if (p == Phase::collecting) {
+    if (!AwaitingClient() || !PollClient()) return TaskStatus::incomplete;
+    return Check();  // launched: test the network phase in this same call
+  }
   if (p == Phase::idle)
     throw UsageError(Where() +
                      ": CheckReduce called before any StartReduce/Expect; it would otherwise "

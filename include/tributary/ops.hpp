@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "tributary/config.hpp"
+
 namespace tributary {
 
 namespace detail {
@@ -37,7 +39,7 @@ struct Sum {
     return T(0);
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = in + inout;
   }
 };
@@ -52,7 +54,7 @@ struct Prod {
     return T(1);
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = in * inout;
   }
 };
@@ -68,7 +70,7 @@ struct Min {
     return std::numeric_limits<T>::max();
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     if (in < inout) inout = in;
   }
 };
@@ -84,7 +86,7 @@ struct Max {
     return std::numeric_limits<T>::lowest();
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     if (inout < in) inout = in;
   }
 };
@@ -106,7 +108,7 @@ struct LAnd {
     return T(1);
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in && inout);
   }
 };
@@ -121,7 +123,7 @@ struct LOr {
     return T(0);
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in || inout);
   }
 };
@@ -136,7 +138,7 @@ struct LXor {
     return T(0);
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(static_cast<bool>(in) != static_cast<bool>(inout));
   }
 };
@@ -151,7 +153,7 @@ struct BAnd {
     return static_cast<T>(~T(0));
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in & inout);
   }
 };
@@ -166,7 +168,7 @@ struct BOr {
     return T(0);
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in | inout);
   }
 };
@@ -181,7 +183,7 @@ struct BXor {
     return T(0);
   }
   template <class T>
-  void operator()(const T& in, T& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in ^ inout);
   }
 };
@@ -206,7 +208,7 @@ struct MinLoc {
     return V{Min::Identity<T>(), std::numeric_limits<std::int64_t>::max()};
   }
   template <class T>
-  void operator()(const ValueLoc<T>& in, ValueLoc<T>& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const ValueLoc<T>& in, ValueLoc<T>& inout) const {
     if (in.value < inout.value || (in.value == inout.value && in.index < inout.index)) inout = in;
   }
 };
@@ -221,7 +223,7 @@ struct MaxLoc {
     return V{Max::Identity<T>(), std::numeric_limits<std::int64_t>::max()};
   }
   template <class T>
-  void operator()(const ValueLoc<T>& in, ValueLoc<T>& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const ValueLoc<T>& in, ValueLoc<T>& inout) const {
     if (inout.value < in.value || (in.value == inout.value && in.index < inout.index)) inout = in;
   }
 };
@@ -246,7 +248,7 @@ struct MinMax {
     return V{Min::Identity<T>(), Max::Identity<T>()};
   }
   template <class T>
-  void operator()(const MinMaxPair<T>& in, MinMaxPair<T>& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const MinMaxPair<T>& in, MinMaxPair<T>& inout) const {
     if (in.min < inout.min) inout.min = in.min;
     if (inout.max < in.max) inout.max = in.max;
   }
@@ -264,7 +266,7 @@ struct EachOp {
     return IdentityImpl<Tuple>(std::index_sequence_for<Ops...>{});
   }
   template <class Tuple>
-  void operator()(const Tuple& in, Tuple& inout) const {
+  TRIBUTARY_FUNCTION void operator()(const Tuple& in, Tuple& inout) const {
     static_assert(std::tuple_size_v<Tuple> == sizeof...(Ops),
                   "Each: one operator per tuple element");
     Apply(in, inout, std::index_sequence_for<Ops...>{});
@@ -298,7 +300,7 @@ struct LambdaOp {
   T identity;
   static constexpr bool commutative = (C == Commutes::yes);
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::none;
-  void operator()(const T& in, T& inout) const { f(in, inout); }
+  TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const { f(in, inout); }
   /// The neutral element given at construction.
   const T& IdentityValue() const { return identity; }
 };

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -14,6 +15,7 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
+#include "tributary/detail/device_partials.hpp"
 #include "tributary/detail/exactness.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
@@ -67,12 +69,114 @@ class ReductionBase {
   TaskStatus Contribute(int list_index, const T& partial) {
     if (core_->State() == Phase::collecting && list_index >= 0 &&
         list_index < core_->Expected()) {
+      ClaimWhere(list_index, kOnHost);
       slots_[static_cast<std::size_t>(list_index)].value = partial;
       if (exact_) exact_used_[static_cast<std::size_t>(list_index)] = 0;
     }
     if (core_->Arrive(list_index)) CombineAndLaunch();
     return TaskStatus::complete;
   }
+
+#if TRIBUTARY_HAVE_KOKKOS
+  /// Contributes list `list_index`'s partial computed on the device from `data`, a
+  /// Kokkos::View of rank 1 to 3 (any layout, a subview included) that `exec` can read,
+  /// reduced with `op` (the generation's operator) into the list's slot in the memory of
+  /// `exec`, without a host fence:
+  ///  - a value of one element: every element of `data` is reduced to one (for MinLoc /
+  ///    MaxLoc over a View of plain values, element i carries index `first_index` + i, i
+  ///    counted row-major over the View's extents);
+  ///  - a value of k elements (std::vector, std::array, a host View): `data` of rank 1
+  ///    holds the list's k values; `data` of rank 2 (n x k) is reduced over its rows.
+  /// The last list's contribution queues the list-order fold; the network phase starts when
+  /// a CheckReduce finds that work done. All lists of a generation contribute on the
+  /// device, in one execution space. The operator must commute (the backend joins partial
+  /// results in its own order); UsageError for a different operator than the generation's.
+  template <class Exec, class View, class Op,
+            std::enable_if_t<Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value, int> = 0>
+  TaskStatus ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
+                            std::int64_t first_index = 0) {
+    using V = typename View::non_const_value_type;
+    static_assert(View::rank >= 1 && View::rank <= 3, "ContributeView: a View of rank 1 to 3");
+    static_assert(Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible,
+                  "ContributeView: the execution space cannot read the View's memory");
+    static_assert(kViewElementFits<E, V>,
+                  "ContributeView: the View's elements must be the value's element type (or, "
+                  "for ValueLoc<V>, plain V values whose index is their position)");
+    static_assert(std::is_invocable_v<const Op&, const E&, E&>,
+                  "ContributeView: the operator does not apply to the value's element type");
+    static_assert(Op::commutative, "ContributeView: device reductions need a commutative operator");
+    const bool one = !Traits::dynamic && Traits::Size(val) == 1;
+    if (one || View::rank == 3) {
+      if (!one) DeviceShapeError(list_index, "a rank-3 View for a value of several elements");
+      return ContributeOnDevice(list_index, exec, op, 1, [&](DeviceStage<E, Exec>& stage) {
+        ReduceAllKernel<View, E, Op> kernel{op, op_->Identity(), data, first_index};
+        std::int64_t rows = 1;
+        kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
+        if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
+        if constexpr (View::rank == 3) {
+          kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
+          rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
+        }
+        kernel.chunks_per_row = (kernel.row_length + kDeviceChunk - 1) / kDeviceChunk;
+        const std::int64_t items = kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
+        Kokkos::parallel_reduce("tributary::reduce_view",
+                                Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, items),
+                                kernel, stage.ScalarOf(list_index));
+      });
+    }
+    if constexpr (View::rank == 1) {
+      if constexpr (std::is_same_v<E, V>) {
+        const std::size_t k = data.extent(0);
+        return ContributeOnDevice(list_index, exec, op, k, [&](DeviceStage<E, Exec>& stage) {
+          using SlotView = typename DeviceStage<E, Exec>::Slot;
+          Kokkos::parallel_for("tributary::copy_view",
+                               Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
+                                   exec, 0, static_cast<std::int64_t>(k)),
+                               CopyKernel<View, SlotView>{data, stage.SlotOf(list_index)});
+        });
+      }
+    } else if constexpr (View::rank == 2) {
+      if constexpr (std::is_same_v<E, V>) {
+        const std::size_t k = data.extent(1);
+        return ContributeOnDevice(list_index, exec, op, k, [&](DeviceStage<E, Exec>& stage) {
+          ReduceRowsKernel<View, E, Op> kernel{op, op_->Identity(), data, static_cast<unsigned>(k)};
+          Kokkos::parallel_reduce("tributary::reduce_rows",
+                                  Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
+                                      exec, 0, static_cast<std::int64_t>(data.extent(0))),
+                                  kernel, stage.SlotOf(list_index));
+        });
+      }
+    }
+    DeviceShapeError(list_index, "ValueLoc elements from plain values for a value of several elements");
+  }
+
+  /// ContributeView on the View's default execution-space instance.
+  template <class View, class Op, std::enable_if_t<Kokkos::is_view<View>::value, int> = 0>
+  TaskStatus ContributeView(int list_index, const View& data, const Op& op, std::int64_t first_index = 0) {
+    return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
+  }
+
+  /// Contributes list `list_index`'s partial as the reduction with `op` of `f(i)` (a
+  /// RangePolicy) or `f(i, j)` / `f(i, j, k)` (an MDRangePolicy of rank 2 or 3) over the
+  /// policy, on the policy's execution-space instance, into the list's device slot. `f`
+  /// returns the element (for MinLoc / MaxLoc a ValueLoc with the user's global index).
+  /// For values of one element.
+  template <class Policy, class F, class Op>
+  TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
+    static_assert(IsRangePolicy<Policy>::value || IsMDRangePolicy<Policy>::value,
+                  "ContributeKernel: a Kokkos::RangePolicy or MDRangePolicy");
+    static_assert(!Traits::dynamic, "ContributeKernel: for values of one element");
+    static_assert(std::is_invocable_v<const Op&, const E&, E&>,
+                  "ContributeKernel: the operator does not apply to the value's element type");
+    static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
+    using Exec = typename Policy::execution_space;
+    if (Traits::Size(val) != 1) DeviceShapeError(list_index, "a kernel for a value of several elements");
+    return ContributeOnDevice(list_index, policy.space(), op, 1, [&](DeviceStage<E, Exec>& stage) {
+      Kokkos::parallel_reduce("tributary::reduce_kernel", policy, FunctorKernel<F, E, Op>{op, op_->Identity(), f},
+                              stage.ScalarOf(list_index));
+    });
+  }
+#endif
 
   /// Determinism::rank_count_independent with Sum over float or double: list
   /// `list_index`'s partial as exact sums of its data (ExactSum; one per element of the
@@ -96,7 +200,7 @@ class ReductionBase {
  protected:
   ReductionBase(Context& ctx, std::string what, std::string label)
       : core_(std::make_unique<ReductionCore>(ctx, std::move(what), std::move(label))) {
-    core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk);
+    core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk, &ReductionBase::ReadyThunk);
     name_ = core_->Name();
     mode_ = ctx.Options().determinism;
   }
@@ -113,6 +217,12 @@ class ReductionBase {
         // Never touch Kokkos after finalize: leave the View's storage alone.
         new T(std::move(val));
       }
+    }
+    if (stage_ && !Kokkos::is_initialized()) {
+      if (ctx)
+        ctx->HandleError(name_ + ": destroyed after Kokkos::finalize while holding device partial "
+                                 "slots; destroy reduction objects before finalising Kokkos");
+      (void)stage_.release();  // its Views must not be freed now
     }
 #endif
   }
@@ -132,10 +242,15 @@ class ReductionBase {
         exact_(other.exact_),
         exact_active_(other.exact_active_),
         exact_slots_(std::move(other.exact_slots_)),
-        exact_used_(std::move(other.exact_used_)) {
+        exact_used_(std::move(other.exact_used_))
+#if TRIBUTARY_HAVE_KOKKOS
+        ,
+        stage_(std::move(other.stage_))
+#endif
+  {
     if (core_ && core_->NetworkActive())
       throw UsageError(core_->Where() + ": moved while its network phase is in flight");
-    if (core_) core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk);
+    if (core_) core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk, &ReductionBase::ReadyThunk);
     layout_.error_text = &op_error_;
   }
   ReductionBase& operator=(ReductionBase&&) = delete;
@@ -153,6 +268,7 @@ class ReductionBase {
         throw UsageError(core_->Where() +
                          ": ExactSum partials need Determinism::rank_count_independent and the Sum operator");
       if (mine) {
+        ClaimWhere(list_index, kOnHost);
         exact_slots_[static_cast<std::size_t>(list_index)].assign(partials, partials + count);
         exact_used_[static_cast<std::size_t>(list_index)] = 1;
       }
@@ -166,6 +282,8 @@ class ReductionBase {
   void Arm(int expected, const Op& op, Collective collective, int root) {
     ValidateRoot(root);
     core_->Arm(expected);
+    where_.store(kUndecided, std::memory_order_relaxed);
+    device_launched_.store(0, std::memory_order_relaxed);
     SetGenerationOperator(op);
     collective_ = collective;
     root_ = root;
@@ -183,6 +301,7 @@ class ReductionBase {
   void StartOnValue(const Op& op, Collective collective, int root) {
     ValidateRoot(root);
     core_->Arm(1);
+    where_.store(kOnHost, std::memory_order_relaxed);
     SetGenerationOperator(op);
     collective_ = collective;
     root_ = root;
@@ -486,6 +605,12 @@ class ReductionBase {
   }
 
   void Abandon() {
+#if TRIBUTARY_HAVE_KOKKOS
+    if (where_.load(std::memory_order_acquire) == kOnDevice) {
+      AbandonOnDevice();
+      return;
+    }
+#endif
     // Missing lists count as neutral elements where the operator has one.
     std::vector<int> missing = core_->MissingLists();
     for (int i : missing) {
@@ -499,6 +624,105 @@ class ReductionBase {
     }
     for (int i : missing) core_->Arrive(i);
     if (!missing.empty()) CombineAndLaunch();
+  }
+
+  // Where this generation's lists contribute: decided by the first, the same for all.
+  static constexpr int kUndecided = 0, kOnHost = 1, kOnDevice = 2;
+  void ClaimWhere(int list_index, int where) {
+    int seen = kUndecided;
+    if (where_.compare_exchange_strong(seen, where, std::memory_order_acq_rel) || seen == where) return;
+    throw UsageError(core_->Where() + ": list " + std::to_string(list_index) + " contributed " +
+                     (where == kOnDevice ? "on the device" : "a host value") + " in a generation whose lists contribute " +
+                     (seen == kOnDevice ? "on the device" : "host values") + "; all lists of a generation contribute the same way");
+  }
+
+#if TRIBUTARY_HAVE_KOKKOS
+  [[noreturn]] void DeviceShapeError(int list_index, const std::string& what) const {
+    throw UsageError(core_->Where() + ": list " + std::to_string(list_index) + " contributed " + what +
+                     " (the value holds " + std::to_string(Traits::Size(val)) + " element(s))");
+  }
+
+  // Checks the contribution, queues the list's kernel (`launch`) on `exec` into its slot,
+  // and queues the list-order fold after the last list's kernel.
+  template <class Exec, class Op, class Launch>
+  TaskStatus ContributeOnDevice(int list_index, const Exec& exec, const Op& op, std::size_t k, Launch&& launch) {
+    const bool mine = core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected();
+    if (!mine) core_->Arrive(list_index);  // throws the error for this state or index
+    if (exact_)
+      throw UsageError(core_->Where() + ": device contributions cannot sum exactly "
+                                        "(Determinism::rank_count_independent); contribute ExactSum partials");
+    if (op_->Type() != typeid(Op))
+      throw UsageError(core_->Where() + ": list " + std::to_string(list_index) + " contributed with operator " +
+                       TypeLabel<Op>() + ", but the generation was armed with another operator");
+    if (!Traits::dynamic && k != Traits::Size(val))
+      DeviceShapeError(list_index, std::to_string(k) + " value(s)");
+    ClaimWhere(list_index, kOnDevice);
+    DeviceStage<E, Exec>* stage = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(device_mutex_);
+      const bool first = device_generation_ != core_->Generation();
+      if (!first && stage_->Space() != typeid(Exec))
+        throw UsageError(core_->Where() + ": list " + std::to_string(list_index) +
+                         " contributed from another execution space than the lists before it");
+      if (!stage_ || stage_->Space() != typeid(Exec)) stage_ = std::make_unique<DeviceStage<E, Exec>>();
+      stage = static_cast<DeviceStage<E, Exec>*>(stage_.get());
+      if (first) {
+        device_generation_ = core_->Generation();
+        stage->Prepare(exec, core_->Expected(), k);
+        stage->SetFold(op);
+      } else if (stage->count != k) {
+        LengthMismatch(stage->count, list_index, k);
+      }
+    }
+    core_->Arrive(list_index);  // duplicates are refused before the slot is written
+    Kokkos::Profiling::pushRegion("tributary::contribute");
+    launch(*stage);
+    stage->Launched(list_index, exec);
+    Kokkos::Profiling::popRegion();
+    if (device_launched_.fetch_add(1, std::memory_order_acq_rel) + 1 == core_->Expected()) {
+      stage->Fold(list_index);
+      core_->AwaitClient();
+      core_->PollClient();  // host backends: the result is there already
+    }
+    return TaskStatus::complete;
+  }
+
+  // The combined partial is in host memory: into the target, then the network phase.
+  bool DeviceReady() {
+    if (!stage_->Ready()) return false;
+    T& target = NotRoot() ? work_ : val;
+    const std::size_t k = stage_->count;
+    if constexpr (Traits::dynamic) Traits::Resize(target, k);
+    std::copy_n(stage_->Result(), k, Traits::Data(target));
+    LaunchFrom(target);
+    return true;
+  }
+
+  // A failing generation launches with neutral elements for the missing lists.
+  void AbandonOnDevice() {
+    std::vector<int> missing = core_->MissingLists();
+    if (missing.empty() || !stage_) return;  // the fold is queued; CheckReduce launches
+    for (int i : missing) core_->Arrive(i);
+    stage_->FillMissing(missing, op_->Identity());
+    // A list still queuing its kernel folds itself; otherwise fold here. The failure path
+    // may block on the device.
+    if (device_launched_.fetch_add(static_cast<int>(missing.size()), std::memory_order_acq_rel) +
+            static_cast<int>(missing.size()) ==
+        core_->Expected()) {
+      stage_->Fold(missing.back());
+      core_->AwaitClient();
+      stage_->Wait();
+      core_->PollClient();
+    }
+  }
+#endif
+  static bool ReadyThunk(void* self) {
+#if TRIBUTARY_HAVE_KOKKOS
+    return static_cast<ReductionBase*>(self)->DeviceReady();
+#else
+    (void)self;
+    return true;
+#endif
   }
 
   static void FinishThunk(void* self) { static_cast<ReductionBase*>(self)->Finish(); }
@@ -526,6 +750,13 @@ class ReductionBase {
   ExactWindow window_;
   std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials ...
   std::vector<unsigned char> exact_used_;            // ... given instead of a value
+  std::atomic<int> where_{kUndecided};  // host or device contributions this generation
+#if TRIBUTARY_HAVE_KOKKOS
+  std::unique_ptr<DeviceStageBase<E>> stage_;  // device slots, kept across generations
+  std::mutex device_mutex_;
+  std::uint64_t device_generation_ = 0;  // the generation the stage was prepared for
+  std::atomic<int> device_launched_{0};       // lists whose kernel is queued
+#endif
 };
 
 }  // namespace tributary::detail

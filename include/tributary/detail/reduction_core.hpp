@@ -103,6 +103,10 @@ using FinishFn = void (*)(void* client);
 /// for the missing contributions, so that the other ranks' requests complete; the result
 /// is discarded.
 using AbandonFn = void (*)(void* client);
+/// Called while every list has contributed but the object still waits for work it queued
+/// (device partials): returns false while that work runs (never blocks), and otherwise
+/// launches the network phase and returns true.
+using ReadyFn = bool (*)(void* client);
 
 class ReductionCore {
  public:
@@ -138,11 +142,19 @@ class ReductionCore {
   bool Advance() noexcept;
 
   /// Who to call when the network phase completes.
-  void SetClient(void* client, FinishFn finish, AbandonFn abandon) noexcept {
+  void SetClient(void* client, FinishFn finish, AbandonFn abandon, ReadyFn ready = nullptr) noexcept {
     client_ = client;
     finish_ = finish;
     abandon_ = abandon;
+    ready_ = ready;
   }
+  /// Every list has contributed; the network phase starts once the client's ReadyFn says
+  /// its queued work is done. Check polls it (one caller at a time).
+  void AwaitClient() noexcept { awaiting_.store(true, std::memory_order_release); }
+  bool AwaitingClient() const noexcept { return awaiting_.load(std::memory_order_acquire); }
+  /// Polls the ReadyFn once; true when the network phase has been launched. Never blocks:
+  /// false also when another thread is polling.
+  bool PollClient();
   /// Fails the current generation (collecting or in flight) with `error` of the given kind
   /// on this rank; a collecting object launches its network phase anyway (AbandonFn) and
   /// the phase drains in the background. Returns false when there was nothing to fail.
@@ -235,6 +247,9 @@ class ReductionCore {
   void* client_ = nullptr;
   FinishFn finish_ = nullptr;
   AbandonFn abandon_ = nullptr;
+  ReadyFn ready_ = nullptr;
+  std::atomic<bool> awaiting_{false};
+  std::atomic<bool> polling_{false};
 };
 
 }  // namespace detail

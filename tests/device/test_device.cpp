@@ -1,0 +1,589 @@
+// Device partials through the public API: every reducer over Views of several sizes and
+// shapes (empty, rank 1-3, non-contiguous subviews), MinLoc / MaxLoc ties, a user reducer
+// serving the device, the rank-local combine and the network, multi-value results, list
+// completion in shuffled orders, and the errors. Results must have the same bits on every
+// rank; integer, min/max and logical results equal a host reference exactly, and sums equal
+// a reference summed in the documented order (checked exactly on a one-rank Context, where
+// no network order enters).
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mpi_test.hpp"
+#include "reduction_test.hpp"
+#include "tributary/tributary.hpp"
+
+namespace {
+
+using tributary::AllReduce;
+using tributary::TaskStatus;
+using tributary::ValueLoc;
+using tributary::testing::Rank;
+using tributary::testing::SameBitsEverywhere;
+using tributary::testing::Size;
+using tributary::testing::Wait;
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Mem = Exec::memory_space;
+
+// Lists on rank r: 0 on rank 2 (a rank with nothing to add), otherwise 1 + r % 3.
+int ListsOn(int r) { return r == 2 ? 0 : 1 + r % 3; }
+
+// The data of element i of list l on rank r: small integers, deterministic everywhere.
+std::int64_t IntAt(int r, int l, std::int64_t i) {
+  std::uint64_t h = (static_cast<std::uint64_t>(r) * 1000003u + static_cast<std::uint64_t>(l) * 7919u +
+                     static_cast<std::uint64_t>(i)) * 0x9E3779B97F4A7C15ull;
+  return static_cast<std::int64_t>((h >> 40) % 2001) - 1000;
+}
+
+template <class E>
+E ValueAt(int r, int l, std::int64_t i) {
+  if constexpr (std::is_same_v<E, bool>) {
+    return IntAt(r, l, i) % 7 != 0;
+  } else if constexpr (std::is_floating_point_v<E>) {
+    return static_cast<E>(IntAt(r, l, i)) / 8;  // exact: any order gives the same sum
+  } else {
+    return static_cast<E>(IntAt(r, l, i));
+  }
+}
+
+// A device View of n elements filled with ValueAt(r, l, .).
+template <class E>
+Kokkos::View<E*, Mem> MakeData(int r, int l, std::int64_t n) {
+  Kokkos::View<E*, Mem> v("data", static_cast<std::size_t>(n));
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::int64_t i = 0; i < n; ++i) h(static_cast<std::size_t>(i)) = ValueAt<E>(r, l, i);
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+// The host reference over every list of every rank.
+template <class E, class Op>
+E Reference(const Op& op, std::int64_t n) {
+  E acc = Op::template Identity<E>();
+  for (int r = 0; r < Size(); ++r)
+    for (int l = 0; l < ListsOn(r); ++l)
+      for (std::int64_t i = 0; i < n; ++i) op(ValueAt<E>(r, l, i), acc);
+  return acc;
+}
+
+// One generation: every list of this rank contributes its View on the device.
+template <class E, class Op>
+E RunViews(tributary::Context& ctx, AllReduce<E>& r, const Op& op, std::int64_t n) {
+  std::vector<Kokkos::View<E*, Mem>> data;
+  for (int l = 0; l < ListsOn(Rank()); ++l) data.push_back(MakeData<E>(Rank(), l, n));
+  r.Expect(ListsOn(Rank()), op);
+  for (int l = 0; l < ListsOn(Rank()); ++l) EXPECT_EQ(r.ContributeView(l, Exec(), data[l], op), TaskStatus::complete);
+  Wait(ctx, r);
+  return r.val;
+}
+
+template <class E, class Op>
+void CheckReducer(const Op& op) {
+  tributary::Context ctx;
+  AllReduce<E> r(ctx, "device");
+  for (std::int64_t n : {0, 1, 7, 8, 9, 1023, 1024, 1025, 5000}) {
+    const E got = RunViews(ctx, r, op, n);
+    EXPECT_EQ(got, (Reference<E>(op, n))) << "n = " << n;
+    EXPECT_TRUE(SameBitsEverywhere(std::vector<E>{got}));
+  }
+}
+
+TEST(DevicePartials, SumOfDoubles) { CheckReducer<double>(tributary::Sum{}); }
+TEST(DevicePartials, SumOfInt64) { CheckReducer<std::int64_t>(tributary::Sum{}); }
+TEST(DevicePartials, SumOfFloats) { CheckReducer<float>(tributary::Sum{}); }
+TEST(DevicePartials, MinAndMax) {
+  CheckReducer<double>(tributary::Min{});
+  CheckReducer<double>(tributary::Max{});
+  CheckReducer<int>(tributary::Min{});
+  CheckReducer<int>(tributary::Max{});
+}
+TEST(DevicePartials, LogicalAndBitwise) {
+  CheckReducer<int>(tributary::LAnd{});
+  CheckReducer<int>(tributary::LOr{});
+  CheckReducer<std::uint32_t>(tributary::BAnd{});
+  CheckReducer<std::uint32_t>(tributary::BOr{});
+}
+
+TEST(DevicePartials, Product) {
+  // Values in {1, 2, -1} keep products exact.
+  tributary::Context ctx;
+  AllReduce<double> r(ctx, "prod");
+  const int lists = ListsOn(Rank());
+  std::vector<Kokkos::View<double*, Mem>> data;
+  double expect = 1;
+  for (int q = 0; q < Size(); ++q)
+    for (int l = 0; l < ListsOn(q); ++l)
+      for (int i = 0; i < 6; ++i) expect *= (q + l + i) % 5 == 0 ? 2.0 : ((q + l + i) % 7 == 0 ? -1.0 : 1.0);
+  for (int l = 0; l < lists; ++l) {
+    Kokkos::View<double*, Mem> v("p", 6);
+    auto h = Kokkos::create_mirror_view(v);
+    for (int i = 0; i < 6; ++i) h(i) = (Rank() + l + i) % 5 == 0 ? 2.0 : ((Rank() + l + i) % 7 == 0 ? -1.0 : 1.0);
+    Kokkos::deep_copy(v, h);
+    data.push_back(v);
+  }
+  r.Expect(lists, tributary::Prod{});
+  for (int l = 0; l < lists; ++l) r.ContributeView(l, data[l], tributary::Prod{});
+  Wait(ctx, r);
+  EXPECT_EQ(r.val, expect);
+}
+
+// Rank 2 and 3 Views, both layouts, and the interior of a block (a strided subview).
+TEST(DevicePartials, ShapesAndSubviews) {
+  tributary::Context ctx;
+  AllReduce<std::int64_t> r(ctx, "shapes");
+  const int lists = ListsOn(Rank());
+  const int nx = 13, ny = 1100, nz = 5, ghost = 2;
+  auto fill = [](int q, int l, auto host, int n0, int n1) {
+    for (int i = 0; i < n0; ++i)
+      for (int j = 0; j < n1; ++j) host(i, j) = IntAt(q, l, i * n1 + j);
+  };
+  // The reference: the interior [ghost, n - ghost) of each rank-2 block, plus rank-3 data.
+  std::int64_t expect = 0;
+  for (int q = 0; q < Size(); ++q)
+    for (int l = 0; l < ListsOn(q); ++l) {
+      for (int i = ghost; i < nx - ghost; ++i)
+        for (int j = ghost; j < ny - ghost; ++j) expect += IntAt(q, l, i * ny + j);
+      for (int i = 0; i < nx * ny * nz; ++i) expect += IntAt(q, l, i) % 3;
+    }
+  Kokkos::View<std::int64_t**, Kokkos::LayoutRight, Mem> right("right", nx, ny);
+  Kokkos::View<std::int64_t**, Kokkos::LayoutLeft, Mem> left("left", nx, ny);
+  Kokkos::View<std::int64_t***, Kokkos::LayoutRight, Mem> cube("cube", nx, ny, nz);
+  std::vector<Kokkos::View<std::int64_t**, Kokkos::LayoutRight, Mem>> blocks;
+  std::vector<Kokkos::View<std::int64_t***, Kokkos::LayoutLeft, Mem>> cubes;
+  for (int l = 0; l < lists; ++l) {
+    Kokkos::View<std::int64_t**, Kokkos::LayoutRight, Mem> b("b", nx, ny);
+    auto h = Kokkos::create_mirror_view(b);
+    fill(Rank(), l, h, nx, ny);
+    Kokkos::deep_copy(b, h);
+    blocks.push_back(b);
+    Kokkos::View<std::int64_t***, Kokkos::LayoutLeft, Mem> c("c", nx, ny, nz);
+    auto hc = Kokkos::create_mirror_view(c);
+    for (int i = 0; i < nx; ++i)
+      for (int j = 0; j < ny; ++j)
+        for (int k = 0; k < nz; ++k) hc(i, j, k) = IntAt(Rank(), l, (i * ny + j) * nz + k) % 3;
+    Kokkos::deep_copy(c, hc);
+    cubes.push_back(c);
+  }
+  // Two generations per list: its block's interior, then its cube (in LayoutLeft).
+  std::int64_t total = 0;
+  r.Expect(lists, tributary::Sum{});
+  for (int l = 0; l < lists; ++l) {
+    auto interior = Kokkos::subview(blocks[l], std::make_pair(ghost, nx - ghost), std::make_pair(ghost, ny - ghost));
+    r.ContributeView(l, interior, tributary::Sum{});
+  }
+  Wait(ctx, r);
+  total += r.val;
+  r.Expect(lists, tributary::Sum{});
+  for (int l = 0; l < lists; ++l) r.ContributeView(l, cubes[l], tributary::Sum{});
+  Wait(ctx, r);
+  total += r.val;
+  EXPECT_EQ(total, expect);
+  (void)right;
+  (void)left;
+  (void)cube;
+}
+
+// Sums of rounding-prone doubles equal a reference summed in the documented order: chunks
+// of 1024 along the last index, 8 interleaved accumulators folded left, chunks in order,
+// then lists in index order. On a one-rank Context no network order enters.
+double DocumentedOrderSum(const std::vector<std::vector<double>>& lists) {
+  double total = 0;
+  bool first = true;
+  for (const auto& data : lists) {
+    double update = 0;
+    const std::int64_t n = static_cast<std::int64_t>(data.size());
+    for (std::int64_t begin = 0; begin < n; begin += 1024) {
+      const std::int64_t end = std::min<std::int64_t>(begin + 1024, n);
+      double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      std::int64_t j = begin;
+      for (; j + 8 <= end; j += 8)
+        for (int u = 0; u < 8; ++u) acc[u] = data[static_cast<std::size_t>(j + u)] + acc[u];
+      for (int u = 0; j < end; ++j, ++u) acc[u] = data[static_cast<std::size_t>(j)] + acc[u];
+      for (int u = 1; u < 8; ++u) acc[u] = acc[u - 1] + acc[u];
+      update = update + acc[7];
+    }
+    total = first ? update : total + update;
+    first = false;
+  }
+  return total;
+}
+
+TEST(DevicePartials, SumInTheDocumentedOrder) {
+  if (!std::is_same_v<Exec, Kokkos::Serial>) GTEST_SKIP() << "the documented order is Serial's";
+#if TRIBUTARY_HAVE_MPI
+  tributary::Context ctx(MPI_COMM_SELF);
+#else
+  tributary::Context ctx;
+#endif
+  AllReduce<double> r(ctx, "order");
+  std::mt19937_64 gen(42 + static_cast<unsigned>(Rank()));
+  std::uniform_real_distribution<double> dist(-1e6, 1e6);
+  for (int lists : {1, 3, 8}) {
+    std::vector<std::vector<double>> host(static_cast<std::size_t>(lists));
+    std::vector<Kokkos::View<double*, Mem>> dev;
+    for (int l = 0; l < lists; ++l) {
+      const std::size_t n = 3000 + 517 * static_cast<std::size_t>(l);
+      host[l].resize(n);
+      for (double& x : host[l]) x = dist(gen) * std::pow(10.0, static_cast<int>(dist(gen)) % 9);
+      Kokkos::View<double*, Mem> v("v", n);
+      auto h = Kokkos::create_mirror_view(v);
+      for (std::size_t i = 0; i < n; ++i) h(i) = host[l][i];
+      Kokkos::deep_copy(v, h);
+      dev.push_back(v);
+    }
+    r.Expect(lists, tributary::Sum{});
+    for (int l = lists - 1; l >= 0; --l) r.ContributeView(l, dev[l], tributary::Sum{});
+    Wait(ctx, r);
+    const double want = DocumentedOrderSum(host);
+    EXPECT_EQ(std::memcmp(&r.val, &want, sizeof want), 0) << r.val << " vs " << want;
+  }
+}
+
+// MinLoc / MaxLoc: equal extremes in several lists and ranks; the lowest global index wins.
+TEST(DevicePartials, MinLocMaxLocTiesGoToTheLowestIndex) {
+  tributary::Context ctx;
+  AllReduce<ValueLoc<double>> lo(ctx, "minloc"), hi(ctx, "maxloc");
+  const std::int64_t n = 3000;
+  const int lists = ListsOn(Rank());
+  // Global numbering: rank-major, then list, then element.
+  std::vector<std::int64_t> first(static_cast<std::size_t>(Size()) * 4, 0);
+  std::int64_t offset = 0;
+  for (int q = 0; q < Size(); ++q)
+    for (int l = 0; l < 3; ++l) {
+      first[static_cast<std::size_t>(q) * 4 + l] = offset;
+      offset += l < ListsOn(q) ? n : 0;
+    }
+  // Data: values in {-5, ..., 5}; -5 and 5 occur in many places, lists from higher ranks
+  // first hold them at lower local positions.
+  std::int64_t want_min = -1, want_max = -1;
+  std::vector<Kokkos::View<double*, Mem>> data;
+  for (int q = 0; q < Size(); ++q)
+    for (int l = 0; l < ListsOn(q); ++l) {
+      Kokkos::View<double*, Mem> v("v", n);
+      auto h = Kokkos::create_mirror_view(v);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::int64_t x = IntAt(q, l, i) % 6;
+        h(static_cast<std::size_t>(i)) = static_cast<double>((i * 7 + 3 * (Size() - q)) % 97 == 0 ? -5 : x);
+        if (i % 89 == 11 * (q + 1)) h(static_cast<std::size_t>(i)) = 5;
+        const std::int64_t g = first[static_cast<std::size_t>(q) * 4 + l] + i;
+        if (h(static_cast<std::size_t>(i)) == -5 && want_min < 0) want_min = g;
+        if (h(static_cast<std::size_t>(i)) == 5 && want_max < 0) want_max = g;
+      }
+      Kokkos::deep_copy(v, h);
+      if (q == Rank()) data.push_back(v);
+    }
+  lo.Expect(lists, tributary::MinLoc{});
+  hi.Expect(lists, tributary::MaxLoc{});
+  for (int l = lists - 1; l >= 0; --l) {
+    const std::int64_t f = first[static_cast<std::size_t>(Rank()) * 4 + l];
+    lo.ContributeView(l, data[l], tributary::MinLoc{}, f);
+    hi.ContributeView(l, data[l], tributary::MaxLoc{}, f);
+  }
+  Wait(ctx, lo);
+  Wait(ctx, hi);
+  EXPECT_EQ(lo.val.value, -5.0);
+  EXPECT_EQ(lo.val.index, want_min);
+  EXPECT_EQ(hi.val.value, 5.0);
+  EXPECT_EQ(hi.val.index, want_max);
+  EXPECT_TRUE(SameBitsEverywhere(std::vector<ValueLoc<double>>{lo.val, hi.val}));
+}
+
+// A kernel contribution: the policy's functor gives each element (here with its index).
+struct ValueWithIndex {
+  Kokkos::View<double**, Mem> data;
+  std::int64_t first;
+  std::int64_t ny;
+  KOKKOS_INLINE_FUNCTION ValueLoc<double> operator()(const std::int64_t i, const std::int64_t j) const {
+    return {data(i, j), first + i * ny + j};
+  }
+};
+
+struct Square {
+  Kokkos::View<double*, Mem> data;
+  KOKKOS_INLINE_FUNCTION double operator()(const std::int64_t i) const { return data(i) * data(i); }
+};
+
+TEST(DevicePartials, KernelsOverRangeAndMDRange) {
+  tributary::Context ctx;
+  AllReduce<double> norm(ctx, "norm2");
+  AllReduce<ValueLoc<double>> where(ctx, "minloc2d");
+  const int lists = ListsOn(Rank());
+  const std::int64_t nx = 37, ny = 41;
+  std::vector<Kokkos::View<double*, Mem>> flat;
+  std::vector<Kokkos::View<double**, Mem>> grid;
+  for (int l = 0; l < lists; ++l) {
+    flat.push_back(MakeData<double>(Rank(), l, nx * ny));
+    Kokkos::View<double**, Mem> g("g", nx, ny);
+    auto h = Kokkos::create_mirror_view(g);
+    for (std::int64_t i = 0; i < nx; ++i)
+      for (std::int64_t j = 0; j < ny; ++j) h(i, j) = ValueAt<double>(Rank(), l, i * ny + j);
+    Kokkos::deep_copy(g, h);
+    grid.push_back(g);
+  }
+  double want_norm = 0;
+  ValueLoc<double> want_loc{1e300, 0};
+  std::int64_t offset = 0;
+  for (int q = 0; q < Size(); ++q)
+    for (int l = 0; l < ListsOn(q); ++l, offset += nx * ny)
+      for (std::int64_t i = 0; i < nx * ny; ++i) {
+        const double x = ValueAt<double>(q, l, i);
+        want_norm += x * x;
+        tributary::MinLoc{}(ValueLoc<double>{x, offset + i}, want_loc);
+      }
+  std::int64_t mine = 0;
+  for (int q = 0; q < Rank(); ++q) mine += ListsOn(q) * nx * ny;
+  norm.Expect(lists, tributary::Sum{});
+  where.Expect(lists, tributary::MinLoc{});
+  for (int l = 0; l < lists; ++l) {
+    norm.ContributeKernel(l, Kokkos::RangePolicy<Exec>(Exec(), 0, nx * ny), Square{flat[l]}, tributary::Sum{});
+    where.ContributeKernel(l, Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(Exec(), {0, 0}, {nx, ny}),
+                           ValueWithIndex{grid[l], mine + l * nx * ny, ny}, tributary::MinLoc{});
+  }
+  Wait(ctx, norm);
+  Wait(ctx, where);
+  EXPECT_EQ(norm.val, want_norm);  // squares of k/8: exact
+  EXPECT_EQ(where.val, want_loc);
+}
+
+// A user reducer: one type for the device kernel, the rank-local combine and the network
+// operator (Tributary's own schedule and the MPI library's, through an MPI_Op).
+struct AbsMax {
+  static constexpr bool commutative = true;
+  template <class T>
+  static T Identity() {
+    return T(0);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const double& in, double& inout) const {
+    const double a = in < 0 ? -in : in;
+    const double b = inout < 0 ? -inout : inout;
+    inout = a > b ? a : b;
+  }
+};
+
+TEST(DevicePartials, UserReducerServesDeviceRankAndNetwork) {
+  for (auto schedule : {tributary::ScheduleKind::mpi_library, tributary::ScheduleKind::recursive_doubling}) {
+    tributary::ContextOptions options;
+    options.allreduce_schedule = schedule;
+    tributary::Context ctx(options);
+    AllReduce<double> r(ctx, "absmax");
+    const double got = RunViews(ctx, r, AbsMax{}, 777);
+    double want = 0;
+    for (int q = 0; q < Size(); ++q)
+      for (int l = 0; l < ListsOn(q); ++l)
+        for (int i = 0; i < 777; ++i) AbsMax{}(ValueAt<double>(q, l, i), want);
+    EXPECT_EQ(got, want) << tributary::ToString(schedule);
+  }
+}
+
+// Several values per list: a histogram from rows of a rank-2 View, and k values given as
+// a rank-1 View, into std::vector, std::array and a host View.
+TEST(DevicePartials, MultiValueResults) {
+  tributary::Context ctx;
+  const int lists = ListsOn(Rank());
+  const int bins = 6;
+  const std::int64_t rows = 2500;
+  AllReduce<std::vector<std::int64_t>> hist(ctx, "histogram");
+  AllReduce<std::array<double, 4>> norms(ctx, "norms");
+  AllReduce<Kokkos::View<double*, Kokkos::HostSpace>> maxima(ctx, "maxima");
+  std::vector<std::int64_t> want_hist(bins, 0);
+  std::array<double, 4> want_norms{};
+  std::vector<double> want_max(bins, -1e300);
+  for (int q = 0; q < Size(); ++q)
+    for (int l = 0; l < ListsOn(q); ++l) {
+      for (std::int64_t i = 0; i < rows; ++i)
+        for (int b = 0; b < bins; ++b) {
+          want_hist[b] += (IntAt(q, l, i * bins + b) + 1000) % 5;
+          want_max[b] = std::max(want_max[b], static_cast<double>(IntAt(q, l, i * bins + b)));
+        }
+      for (int c = 0; c < 4; ++c) want_norms[c] += ValueAt<double>(q, l, c);
+    }
+  std::vector<Kokkos::View<std::int64_t**, Mem>> counts;
+  std::vector<Kokkos::View<double**, Mem>> values;
+  std::vector<Kokkos::View<double*, Mem>> four;
+  for (int l = 0; l < lists; ++l) {
+    Kokkos::View<std::int64_t**, Mem> c("c", rows, bins);
+    Kokkos::View<double**, Mem> v("v", rows, bins);
+    auto hc = Kokkos::create_mirror_view(c);
+    auto hv = Kokkos::create_mirror_view(v);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (int b = 0; b < bins; ++b) {
+        hc(i, b) = (IntAt(Rank(), l, i * bins + b) + 1000) % 5;
+        hv(i, b) = static_cast<double>(IntAt(Rank(), l, i * bins + b));
+      }
+    Kokkos::deep_copy(c, hc);
+    Kokkos::deep_copy(v, hv);
+    counts.push_back(c);
+    values.push_back(v);
+    four.push_back(MakeData<double>(Rank(), l, 4));
+  }
+  hist.val.assign(bins, 0);  // the length a rank without lists takes part with
+  maxima.val = Kokkos::View<double*, Kokkos::HostSpace>("maxima", bins);
+  hist.Expect(lists, tributary::Sum{});
+  norms.Expect(lists, tributary::Sum{});
+  maxima.Expect(lists, tributary::Max{});
+  for (int l = 0; l < lists; ++l) {
+    hist.ContributeView(l, counts[l], tributary::Sum{});
+    norms.ContributeView(l, four[l], tributary::Sum{});
+    maxima.ContributeView(l, values[l], tributary::Max{});
+  }
+  Wait(ctx, hist);
+  Wait(ctx, norms);
+  Wait(ctx, maxima);
+  EXPECT_EQ(hist.val, want_hist);
+  EXPECT_EQ(norms.val, want_norms);
+  ASSERT_EQ(maxima.val.extent(0), static_cast<std::size_t>(bins));
+  for (int b = 0; b < bins; ++b) EXPECT_EQ(maxima.val(b), want_max[b]);
+}
+
+// The list-order combine: lists finishing in any order give the same bits.
+TEST(DevicePartials, CompletionOrderDoesNotChangeTheBits) {
+  tributary::Context ctx;
+  AllReduce<double> r(ctx, "shuffled");
+  const int lists = 6;
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<Kokkos::View<double*, Mem>> data;
+  for (int l = 0; l < lists; ++l) {
+    Kokkos::View<double*, Mem> v("v", 999);
+    auto h = Kokkos::create_mirror_view(v);
+    for (int i = 0; i < 999; ++i) h(i) = dist(gen) * std::pow(2.0, 40 * dist(gen));
+    Kokkos::deep_copy(v, h);
+    data.push_back(v);
+  }
+  std::vector<int> order(lists);
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<double> results;
+  std::mt19937 shuffle(static_cast<unsigned>(Rank()) + 1);
+  for (int round = 0; round < 8; ++round) {
+    std::shuffle(order.begin(), order.end(), shuffle);
+    r.Expect(lists, tributary::Sum{});
+    for (int l : order) r.ContributeView(l, data[l], tributary::Sum{});
+    Wait(ctx, r);
+    results.push_back(r.val);
+  }
+  for (double x : results) EXPECT_EQ(std::memcmp(&x, &results[0], sizeof x), 0);
+  EXPECT_TRUE(SameBitsEverywhere(results));
+}
+
+TEST(DevicePartials, ReduceToARoot) {
+  tributary::Context ctx;
+  tributary::Reduce<std::int64_t> r(ctx, "reduce");
+  const int lists = ListsOn(Rank());
+  std::vector<Kokkos::View<std::int64_t*, Mem>> data;
+  for (int l = 0; l < lists; ++l) data.push_back(MakeData<std::int64_t>(Rank(), l, 300));
+  const int root = Size() - 1;
+  r.val = -12345;
+  r.Expect(lists, root, tributary::Sum{});
+  for (int l = 0; l < lists; ++l) r.ContributeView(l, data[l], tributary::Sum{});
+  Wait(ctx, r);
+  if (Rank() == root)
+    EXPECT_EQ(r.val, (Reference<std::int64_t>(tributary::Sum{}, 300)));
+  else
+    EXPECT_EQ(r.val, -12345);
+}
+
+// Bad input: clear errors, and the generation still completes with every contribution.
+TEST(DevicePartials, BadInputIsAClearErrorAndLosesNothing) {
+  tributary::Context ctx;
+  AllReduce<double> r(ctx, "errors");
+  AllReduce<std::vector<double>> multi(ctx, "multi");
+  auto a = MakeData<double>(Rank(), 0, 100);
+  auto b = MakeData<double>(Rank(), 1, 100);
+  r.Expect(2, tributary::Sum{});
+  try {
+    r.ContributeView(2, a, tributary::Sum{});
+    ADD_FAILURE() << "no error for a list index out of range";
+  } catch (const tributary::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
+  try {
+    r.ContributeView(0, a, tributary::Max{});
+    ADD_FAILURE() << "no error for another operator";
+  } catch (const tributary::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("operator"), std::string::npos) << e.what();
+  }
+  r.ContributeView(0, a, tributary::Sum{});
+  try {
+    r.ContributeView(0, a, tributary::Sum{});
+    ADD_FAILURE() << "no error for a second contribution";
+  } catch (const tributary::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("twice"), std::string::npos) << e.what();
+  }
+  try {
+    r.Contribute(1, 1.0);
+    ADD_FAILURE() << "no error for a host value among device contributions";
+  } catch (const tributary::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("same way"), std::string::npos) << e.what();
+  }
+  r.ContributeView(1, b, tributary::Sum{});
+  Wait(ctx, r);
+  double want = 0;
+  for (int q = 0; q < Size(); ++q)
+    for (int l = 0; l < 2; ++l)
+      for (int i = 0; i < 100; ++i) want += ValueAt<double>(q, l, i);
+  EXPECT_EQ(r.val, want);
+
+  // Lengths that must match differ across lists.
+  Kokkos::View<double*, Mem> three("three", 3), four("four", 4);
+  multi.Expect(2, tributary::Sum{});
+  multi.ContributeView(0, three, tributary::Sum{});
+  try {
+    multi.ContributeView(1, four, tributary::Sum{});
+    ADD_FAILURE() << "no error for different lengths";
+  } catch (const tributary::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("different lengths"), std::string::npos) << e.what();
+  }
+  // A value of one element takes no rank-2 rows, and an array its own length only.
+  AllReduce<std::array<double, 3>> fixed(ctx, "fixed");
+  fixed.Expect(1, tributary::Sum{});
+  EXPECT_THROW(fixed.ContributeView(0, four, tributary::Sum{}), tributary::UsageError);
+  fixed.ContributeView(0, three, tributary::Sum{});
+  Wait(ctx, fixed);
+}
+
+// Steady-state generations fence nowhere on host-readable memory (the staging point is
+// not needed there). Kokkos 3.4 does not report fences to tools; from 3.5 on it does.
+std::atomic<int> fences{0};
+void CountFence(const char*, std::uint32_t, std::uint64_t*) { fences.fetch_add(1); }
+
+TEST(DevicePartials, NoFenceInSteadyState) {
+  tributary::Context ctx;
+  AllReduce<double> r(ctx, "fences");
+  AllReduce<std::vector<std::int64_t>> h(ctx, "fences-multi");
+  std::vector<Kokkos::View<double*, Mem>> data;
+  std::vector<Kokkos::View<std::int64_t**, Mem>> rows;
+  for (int l = 0; l < 3; ++l) {
+    data.push_back(MakeData<double>(Rank(), l, 5000));
+    rows.push_back(Kokkos::View<std::int64_t**, Mem>("rows", 100, 4));
+  }
+  auto generation = [&] {
+    r.Expect(3, tributary::Sum{});
+    h.Expect(3, tributary::Sum{});
+    for (int l = 2; l >= 0; --l) {
+      r.ContributeView(l, data[l], tributary::Sum{});
+      h.ContributeView(l, rows[l], tributary::Sum{});
+    }
+    Wait(ctx, r);
+    Wait(ctx, h);
+  };
+  generation();  // the first generation allocates the slots
+  Kokkos::fence();
+  Kokkos::Tools::Experimental::set_begin_fence_callback(&CountFence);
+  fences = 0;
+  for (int i = 0; i < 5; ++i) generation();
+  Kokkos::Tools::Experimental::set_begin_fence_callback(nullptr);
+  EXPECT_EQ(fences.load(), 0);
+}
+
+}  // namespace
