@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
+#include "tributary/detail/device_partials.hpp"
 #include "tributary/detail/exactness.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
@@ -37,6 +39,13 @@ class BatchMemberBase {
   virtual void PrepareArm(int lists) = 0;
   virtual void FillMissing(const std::vector<int>& missing) = 0;
   virtual bool Commutative() const noexcept = 0;
+  /// Device members: queues the list-order fold of this generation's device partials (a
+  /// member whose lists contributed on the device); false when there is none.
+  virtual bool FoldOnDevice() { return false; }
+  /// True when no device work of this member is pending. Never blocks.
+  virtual bool DeviceReady() { return true; }
+  /// Blocks until this member's device work is done (failure paths only).
+  virtual void WaitForDevice() {}
   /// True when the combine does not read its state (a stateless operator): neighbouring
   /// members with the same combine then combine as one segment.
   bool stateless = false;
@@ -65,6 +74,22 @@ class BatchMember final : public detail::BatchMemberBase {
   TaskStatus Contribute(int list_index, const ExactSum& partial);
   /// Polls the whole batch.
   TaskStatus CheckReduce();
+#if TRIBUTARY_HAVE_KOKKOS
+  /// Contributes list `list_index`'s partial computed on the device: `data` reduced with
+  /// `op` (the member's operator) into the list's device slot, as AllReduce::ContributeView
+  /// does (values of one element: a View of rank 1-3; std::array members: their k values
+  /// as a rank-1 View, or the rows of a rank-2 View). The batch folds the member's slots in
+  /// list order on the device and starts its message once every member's device work is
+  /// done. All lists contribute to a member the same way (host or device) in a generation.
+  template <class Exec, class View, class Op,
+            std::enable_if_t<Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value, int> = 0>
+  TaskStatus ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
+                            std::int64_t first_index = 0);
+  template <class View, class Op, std::enable_if_t<Kokkos::is_view<View>::value, int> = 0>
+  TaskStatus ContributeView(int list_index, const View& data, const Op& op, std::int64_t first_index = 0) {
+    return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
+  }
+#endif
 
   template <class Op>
   BatchMember(Batch& batch, const Op& op, std::string name, Determinism mode) : batch_(&batch) {
@@ -86,9 +111,16 @@ class BatchMember final : public detail::BatchMemberBase {
     }
     for (int i = 0; i < lists; ++i) flags_[static_cast<std::size_t>(i)].store(0);
     lists_ = lists;
+    on_device_.store(false, std::memory_order_relaxed);
   }
   void CombineInto(int lists, unsigned char* dst) override {
     const std::size_t n = Traits::Size(val);
+#if TRIBUTARY_HAVE_KOKKOS
+    if (on_device_) {  // folded on the device; the result is in host memory now
+      std::memcpy(dst, stage_->Result(), n * sizeof(E));
+      return;
+    }
+#endif
     if constexpr (kExactCapable) {
       if (exact_) {  // every list's partial added exactly (flag 2: an ExactSum partial)
         auto* acc = reinterpret_cast<ExactSum*>(dst);
@@ -144,6 +176,15 @@ class BatchMember final : public detail::BatchMemberBase {
     return detail::PackedSegment{offset, Traits::Size(val), sizeof(E), op_->combine, op_.get()};
   }
   void FillMissing(const std::vector<int>& missing) override {
+#if TRIBUTARY_HAVE_KOKKOS
+    if (on_device_) {
+      std::vector<int> absent;
+      for (int i : missing)
+        if (!flags_[static_cast<std::size_t>(i)].load()) absent.push_back(i);
+      stage_->FillMissing(absent, op_->Identity());
+      return;
+    }
+#endif
     for (int i : missing) {
       if (flags_[static_cast<std::size_t>(i)].load()) continue;
       try {
@@ -154,6 +195,20 @@ class BatchMember final : public detail::BatchMemberBase {
     }
   }
   bool Commutative() const noexcept override { return exact_ || op_->commutative; }
+#if TRIBUTARY_HAVE_KOKKOS
+  bool FoldOnDevice() override {
+    if (!on_device_) return false;
+    stage_->Fold(last_device_list_.load(std::memory_order_acquire));
+    return true;
+  }
+  bool DeviceReady() override { return !on_device_ || stage_->Ready(); }
+  void WaitForDevice() override {
+    if (on_device_) stage_->Wait();
+  }
+  ~BatchMember() override {
+    if (stage_ && !Kokkos::is_initialized()) (void)stage_.release();  // its Views must not be freed now
+  }
+#endif
 
  private:
   friend class Batch;
@@ -166,8 +221,15 @@ class BatchMember final : public detail::BatchMemberBase {
     T value{};
   };
   std::vector<Slot> slots_;
-  std::unique_ptr<std::atomic<std::uint8_t>[]> flags_;
+  std::unique_ptr<std::atomic<std::uint8_t>[]> flags_;  // per list: 1 host, 2 ExactSum, 3 device
   int lists_ = 0;
+#if TRIBUTARY_HAVE_KOKKOS
+  std::unique_ptr<detail::DeviceStageBase<E>> stage_;
+  std::mutex device_mutex_;
+  std::uint64_t device_generation_ = 0;
+  std::atomic<bool> on_device_{false};     // this generation's lists contribute on the device
+  std::atomic<int> last_device_list_{0};   // the fold runs on this list's instance
+#endif
 };
 
 /// A group of reductions declared in the same order on every rank that travel in one
@@ -179,7 +241,7 @@ class Batch {
  public:
   explicit Batch(Context& ctx, std::string label = {})
       : core_(std::make_unique<detail::ReductionCore>(ctx, "Batch", std::move(label))) {
-    core_->SetClient(this, &Batch::FinishThunk, &Batch::AbandonThunk);
+    core_->SetClient(this, &Batch::FinishThunk, &Batch::AbandonThunk, &Batch::ReadyThunk);
   }
   ~Batch() { core_.reset(); }  // the core first: it may still touch the buffers
   Batch(const Batch&) = delete;
@@ -245,11 +307,17 @@ class Batch {
     if (core_->State() != detail::Phase::collecting || list < 0 || list >= lists_) {
       core_->Arrive(list);  // throws the right UsageError
     }
+#if TRIBUTARY_HAVE_KOKKOS
+    if (m.on_device_.load(std::memory_order_acquire))
+      throw UsageError(core_->Where() + ": member '" + m.label + "': list " + std::to_string(list) +
+                       " contributed a host value while other lists contribute on the device; all lists "
+                       "contribute the same way");
+#endif
     if (m.flags_[static_cast<std::size_t>(list)].exchange(1))
       throw UsageError(core_->Where() + ": member '" + m.label + "': list " +
                        std::to_string(list) + " contributed twice in one generation");
     m.slots_[static_cast<std::size_t>(list)].value = partial;
-    if (core_->Arrive(list)) CombineAndLaunch();
+    if (core_->Arrive(list)) LastArrived();
     return TaskStatus::complete;
   }
 
@@ -265,7 +333,7 @@ class Batch {
       throw UsageError(core_->Where() + ": member '" + m.label + "': list " +
                        std::to_string(list) + " contributed twice in one generation");
     m.exact_slots_[static_cast<std::size_t>(list)] = partial;
-    if (core_->Arrive(list)) CombineAndLaunch();
+    if (core_->Arrive(list)) LastArrived();
     return TaskStatus::complete;
   }
 
@@ -296,6 +364,25 @@ class Batch {
     detail::PackedHeader h;
     h.error_rank = error_rank;
     std::memcpy(buffer_.data(), &h, sizeof h);
+  }
+
+  // The last contribution: members contributed on the device fold first; the message is
+  // packed once that work is done (at once on host backends, else from CheckReduce).
+  void LastArrived() {
+    bool device = false;
+    for (auto& m : members_) device = m->FoldOnDevice() || device;
+    if (!device) {
+      CombineAndLaunch();
+      return;
+    }
+    core_->AwaitClient();
+    core_->PollClient();
+  }
+  bool Ready() {
+    for (auto& m : members_)
+      if (!m->DeviceReady()) return false;
+    CombineAndLaunch();
+    return true;
   }
 
   void CombineAndLaunch() {
@@ -339,13 +426,20 @@ class Batch {
   }
 
   void Abandon() {
+    // Missing contributions count as neutral elements; device work is waited for (a
+    // failure path may block).
     const std::vector<int> missing = core_->MissingLists();
     for (auto& m : members_) m->FillMissing(missing);
+    for (auto& m : members_) {
+      if (!missing.empty()) m->FoldOnDevice();
+      m->WaitForDevice();
+    }
     CombineAndLaunch();
   }
 
   static void FinishThunk(void* self) { static_cast<Batch*>(self)->Finish(); }
   static void AbandonThunk(void* self) { static_cast<Batch*>(self)->Abandon(); }
+  static bool ReadyThunk(void* self) { return static_cast<Batch*>(self)->Ready(); }
 
   std::unique_ptr<detail::ReductionCore> core_;
   std::vector<std::unique_ptr<detail::BatchMemberBase>> members_;
@@ -376,5 +470,86 @@ template <class T>
 TaskStatus BatchMember<T>::CheckReduce() {
   return batch_->CheckReduce();
 }
+
+#if TRIBUTARY_HAVE_KOKKOS
+template <class T>
+template <class Exec, class View, class Op,
+          std::enable_if_t<Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value, int>>
+TaskStatus BatchMember<T>::ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
+                                          std::int64_t first_index) {
+  using V = typename View::non_const_value_type;
+  static_assert(View::rank >= 1 && View::rank <= 3, "ContributeView: a View of rank 1 to 3");
+  static_assert(Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible,
+                "ContributeView: the execution space cannot read the View's memory");
+  static_assert(detail::kViewElementFits<E, V>,
+                "ContributeView: the View's elements must be the member's element type (or, for "
+                "ValueLoc<V>, plain V values whose index is their position)");
+  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
+                "ContributeView: the operator does not apply to the member's element type");
+  static_assert(Op::commutative, "ContributeView: device reductions need a commutative operator");
+  Batch& b = *batch_;
+  const std::string where = b.core_->Where() + ": member '" + label + "': list " + std::to_string(list_index);
+  if (b.core_->State() != detail::Phase::collecting || list_index < 0 || list_index >= b.lists_)
+    b.core_->Arrive(list_index);  // throws the right UsageError
+  if (exact_) throw UsageError(where + ": device contributions cannot sum exactly; contribute ExactSum partials");
+  if (op_->Type() != typeid(Op)) throw UsageError(where + " contributed with another operator than the member's");
+  const std::size_t k = Traits::Size(val);
+  const bool reduce_all = k == 1;
+  if (!reduce_all && !std::is_same_v<E, V>) throw UsageError(where + ": ValueLoc elements need a member of one element");
+  if (!reduce_all && View::rank == 3) throw UsageError(where + ": a rank-3 View for a member of several elements");
+  if (!reduce_all && data.extent(View::rank - 1) != k)
+    throw UsageError(where + " gave " + std::to_string(data.extent(View::rank - 1)) + " values for a member of " +
+                     std::to_string(k));
+  detail::DeviceStage<E, Exec>* stage = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(device_mutex_);
+    for (int i = 0; i < b.lists_; ++i)
+      if (flags_[static_cast<std::size_t>(i)].load() == 1 || flags_[static_cast<std::size_t>(i)].load() == 2)
+        throw UsageError(where + " contributed on the device while other lists contribute host values; all "
+                                 "lists contribute the same way");
+    const bool first = device_generation_ != b.core_->Generation();
+    if (!first && stage_->Space() != typeid(Exec))
+      throw UsageError(where + " contributed from another execution space than the lists before it");
+    if (!stage_ || stage_->Space() != typeid(Exec)) stage_ = std::make_unique<detail::DeviceStage<E, Exec>>();
+    stage = static_cast<detail::DeviceStage<E, Exec>*>(stage_.get());
+    if (first) {
+      device_generation_ = b.core_->Generation();
+      stage->Prepare(exec, b.lists_, k);
+      stage->SetFold(op);
+      on_device_.store(true, std::memory_order_release);
+    }
+  }
+  if (flags_[static_cast<std::size_t>(list_index)].exchange(3))
+    throw UsageError(where + " contributed twice in one generation");
+  Kokkos::Profiling::pushRegion("tributary::contribute");
+  using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
+  if (reduce_all) {
+    detail::ReduceAllKernel<View, E, Op> kernel{op, op_->Identity(), data, first_index};
+    std::int64_t rows = 1;
+    kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
+    if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
+    if constexpr (View::rank == 3) {
+      kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
+      rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
+    }
+    kernel.chunks_per_row = (kernel.row_length + detail::kDeviceChunk - 1) / detail::kDeviceChunk;
+    const std::int64_t items = kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
+    Kokkos::parallel_reduce("tributary::reduce_view", Range(exec, 0, items), kernel, stage->ScalarOf(list_index));
+  } else if constexpr (std::is_same_v<E, V> && View::rank == 1) {
+    using Slot = typename detail::DeviceStage<E, Exec>::Slot;
+    Kokkos::parallel_for("tributary::copy_view", Range(exec, 0, static_cast<std::int64_t>(k)),
+                         detail::CopyKernel<View, Slot>{data, stage->SlotOf(list_index)});
+  } else if constexpr (std::is_same_v<E, V> && View::rank == 2) {
+    detail::ReduceRowsKernel<View, E, Op> kernel{op, op_->Identity(), data, static_cast<unsigned>(k)};
+    Kokkos::parallel_reduce("tributary::reduce_rows", Range(exec, 0, static_cast<std::int64_t>(data.extent(0))), kernel,
+                            stage->SlotOf(list_index));
+  }
+  stage->Launched(list_index, exec);
+  Kokkos::Profiling::popRegion();
+  last_device_list_.store(list_index, std::memory_order_release);
+  if (b.core_->Arrive(list_index)) b.LastArrived();
+  return TaskStatus::complete;
+}
+#endif
 
 }  // namespace tributary

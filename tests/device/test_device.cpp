@@ -552,6 +552,71 @@ TEST(DevicePartials, BadInputIsAClearErrorAndLosesNothing) {
   Wait(ctx, fixed);
 }
 
+// A batch with device members beside a host member: one message, list-order folds.
+TEST(DevicePartials, BatchWithDeviceMembers) {
+  tributary::Context ctx;
+  tributary::Batch step(ctx, "step");
+  auto& dt = step.Add<double>(tributary::Min{}, "dt");
+  auto& mass = step.Add<double>(tributary::Sum{}, "mass");
+  auto& moments = step.Add<std::array<std::int64_t, 3>>(tributary::Sum{}, "moments");
+  const int lists = ListsOn(Rank());
+  const std::int64_t n = 2000;
+  std::vector<Kokkos::View<double*, Mem>> data;
+  std::vector<Kokkos::View<std::int64_t**, Mem>> rows;
+  for (int l = 0; l < lists; ++l) {
+    data.push_back(MakeData<double>(Rank(), l, n));
+    Kokkos::View<std::int64_t**, Mem> r("rows", 50, 3);
+    auto h = Kokkos::create_mirror_view(r);
+    for (int i = 0; i < 50; ++i)
+      for (int c = 0; c < 3; ++c) h(i, c) = IntAt(Rank(), l, i * 3 + c);
+    Kokkos::deep_copy(r, h);
+    rows.push_back(r);
+  }
+  double want_dt = 1e300, want_mass = 0;
+  std::array<std::int64_t, 3> want_moments{};
+  for (int q = 0; q < Size(); ++q)
+    for (int l = 0; l < ListsOn(q); ++l) {
+      for (std::int64_t i = 0; i < n; ++i) want_dt = std::min(want_dt, ValueAt<double>(q, l, i));
+      want_mass += l + 1;
+      for (int i = 0; i < 50; ++i)
+        for (int c = 0; c < 3; ++c) want_moments[c] += IntAt(q, l, i * 3 + c);
+    }
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    step.Expect(lists);
+    for (int l = lists - 1; l >= 0; --l) {
+      dt.ContributeView(l, Exec(), data[l], tributary::Min{});
+      mass.Contribute(l, l + 1.0);
+      moments.ContributeView(l, rows[l], tributary::Sum{});
+    }
+    Wait(ctx, step);
+    EXPECT_EQ(dt.val, want_dt);
+    EXPECT_EQ(mass.val, want_mass);
+    EXPECT_EQ(moments.val, want_moments);
+  }
+  if (lists >= 2) {  // a member's lists contribute one way
+    step.Expect(lists);
+    dt.ContributeView(0, data[0], tributary::Min{});
+    EXPECT_THROW(dt.Contribute(1, 0.0), tributary::UsageError);
+    EXPECT_THROW(dt.ContributeView(0, data[0], tributary::Min{}), tributary::UsageError);
+    EXPECT_THROW(mass.ContributeView(0, data[0], tributary::Max{}), tributary::UsageError);
+    for (int l = 1; l < lists; ++l) dt.ContributeView(l, data[l], tributary::Min{});
+    for (int l = 0; l < lists; ++l) {
+      mass.Contribute(l, l + 1.0);
+      moments.ContributeView(l, rows[l], tributary::Sum{});
+    }
+  } else {
+    step.Expect(lists);
+    for (int l = 0; l < lists; ++l) {
+      dt.ContributeView(l, data[l], tributary::Min{});
+      mass.Contribute(l, l + 1.0);
+      moments.ContributeView(l, rows[l], tributary::Sum{});
+    }
+  }
+  Wait(ctx, step);
+  EXPECT_EQ(dt.val, want_dt);
+  EXPECT_EQ(mass.val, want_mass);
+}
+
 // Steady-state generations fence nowhere on host-readable memory (the staging point is
 // not needed there). Kokkos 3.4 does not report fences to tools; from 3.5 on it does.
 std::atomic<int> fences{0};

@@ -689,11 +689,13 @@ class ReductionBase {
 
   // The combined partial is in host memory: into the target, then the network phase.
   bool DeviceReady() {
-    if (!stage_->Ready()) return false;
+    DeviceStageBase<E>* stage = stage_.get();
+    if (stage == nullptr) return false;
+    if (!stage->Ready()) return false;
     T& target = NotRoot() ? work_ : val;
-    const std::size_t k = stage_->count;
+    const std::size_t k = stage->count;
     if constexpr (Traits::dynamic) Traits::Resize(target, k);
-    std::copy_n(stage_->Result(), k, Traits::Data(target));
+    std::copy_n(stage->Result(), k, Traits::Data(target));
     LaunchFrom(target);
     return true;
   }

@@ -1,0 +1,155 @@
+// Device partials, each a ratio measured side by side in one run:
+//  1. bandwidth: a device partial sum of a large View through AllReduce<double>
+//     (ContributeView + CheckReduce; bytes read per second) against a STREAM-like copy of
+//     the same View (bytes read plus written per second), and a plain parallel_reduce
+//     (`sum += v(i)`) for reference;
+//  2. lists: 8 lists' partials combined on the device and posted as one reduction, against
+//     one list, and against 8 lists each posting its own reduction.
+// Run on 1 rank for the bandwidth (no network in the figure) and on any number for both.
+#include <Kokkos_Core.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench_harness.hpp"
+#include "tributary/tributary.hpp"
+
+namespace {
+
+namespace tb = tributary::bench;
+using Exec = Kokkos::DefaultExecutionSpace;
+using Mem = Exec::memory_space;
+
+template <class R>
+void Wait(tributary::Context& ctx, R& r) {
+  while (r.CheckReduce() != tributary::TaskStatus::complete) ctx.Progress();
+}
+
+struct CopyKernel {
+  Kokkos::View<double*, Mem> dst, src;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const { dst(i) = src(i); }
+};
+struct PlainSum {
+  Kokkos::View<double*, Mem> v;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, double& sum) const { sum += v(i); }
+};
+
+void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick) {
+  std::vector<std::size_t> sizes = {std::size_t(1) << 20, std::size_t(1) << 23, std::size_t(1) << 25};
+  if (quick) sizes = {std::size_t(1) << 16};
+  struct Row {
+    std::size_t n;
+    double copy_s, sum_s, plain_s;
+  };
+  std::vector<Row> rows;
+  for (std::size_t n : sizes) {
+    tb::Options o = base;
+    if (!quick) {
+      o.iterations = static_cast<int>(std::max<std::size_t>(5, (std::size_t(1) << 27) / n));
+      o.warmup = 3;
+    }
+    tb::Runner r(MPI_COMM_WORLD, "device sum vs copy bandwidth", "copy (STREAM-like)", o);
+    Kokkos::View<double*, Mem> src("src", n), dst("dst", n);
+    Kokkos::parallel_for("fill", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(const std::int64_t i) {
+      src(i) = static_cast<double>(i % 1000) * 0.25;
+    });
+    Kokkos::fence();
+    const double want = [&] {
+      double s = 0;
+      for (std::size_t i = 0; i < n; ++i) s += static_cast<double>(i % 1000) * 0.25;
+      return s * ctx.Size();
+    }();
+    r.Add("copy (STREAM-like)", [&] {
+      Kokkos::parallel_for("copy", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, static_cast<std::int64_t>(n)),
+                           CopyKernel{dst, src});
+      Kokkos::fence();
+    });
+    tributary::AllReduce<double> total(ctx, "device sum");
+    r.Add("Tributary ContributeView sum", [&] {
+      total.Expect(1, tributary::Sum{});
+      total.ContributeView(0, src, tributary::Sum{});
+      Wait(ctx, total);
+    }, [&] { return total.val == want; });
+    double plain = 0;
+    r.Add("plain parallel_reduce sum", [&] {
+      Kokkos::parallel_reduce("plain", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, static_cast<std::int64_t>(n)),
+                              PlainSum{src}, plain);
+    }, [&] { return plain * ctx.Size() == want; });
+    r.Run(tb::FormatBytes(n * sizeof(double)));
+    r.Report();
+    const auto& res = r.Results();
+    rows.push_back({n, tb::MedianOf(res, "copy (STREAM-like)"), tb::MedianOf(res, "Tributary ContributeView sum"),
+                    tb::MedianOf(res, "plain parallel_reduce sum")});
+  }
+  if (ctx.Rank() == 0) {
+    std::printf("\n| View | copy GB/s (read+write) | Tributary sum GB/s (read) | sum / copy | plain sum GB/s |\n");
+    std::printf("|---|---|---|---|---|\n");
+    for (const Row& row : rows) {
+      const double bytes = static_cast<double>(row.n * sizeof(double));
+      const double copy = 2 * bytes / row.copy_s / 1e9, sum = bytes / row.sum_s / 1e9,
+                   plain = bytes / row.plain_s / 1e9;
+      std::printf("| %s | %.1f | %.1f | %.0f%% | %.1f |\n", tb::FormatBytes(row.n * sizeof(double)).c_str(), copy, sum,
+                  100 * sum / copy, plain);
+    }
+  }
+}
+
+void Lists(const tb::Options& o, tributary::Context& ctx) {
+  const int lists = 8;
+  for (std::size_t n : {std::size_t(1), std::size_t(4096)}) {
+    tb::Runner run(MPI_COMM_WORLD, "device partials: lists per reduction", "1 list", o);
+    std::vector<Kokkos::View<double*, Mem>> data;
+    for (int l = 0; l < lists; ++l) {
+      Kokkos::View<double*, Mem> v("v", n);
+      Kokkos::deep_copy(v, 1.0);
+      data.push_back(v);
+    }
+    const double p = ctx.Size();
+    tributary::AllReduce<double> one(ctx, "one list");
+    run.Add("1 list", [&] {
+      one.Expect(1, tributary::Sum{});
+      one.ContributeView(0, data[0], tributary::Sum{});
+      Wait(ctx, one);
+    }, [&] { return one.val == p * static_cast<double>(n); });
+    tributary::AllReduce<double> eight(ctx, "8 lists");
+    run.Add("8 lists, combined on the device, one reduction", [&] {
+      eight.Expect(lists, tributary::Sum{});
+      for (int l = lists - 1; l >= 0; --l) eight.ContributeView(l, data[static_cast<std::size_t>(l)], tributary::Sum{});
+      Wait(ctx, eight);
+    }, [&] { return eight.val == p * lists * static_cast<double>(n); });
+    std::vector<tributary::AllReduce<double>> own;
+    for (int l = 0; l < lists; ++l) own.emplace_back(ctx, "own");
+    run.Add("8 lists, 8 reductions", [&] {
+      for (int l = 0; l < lists; ++l) {
+        own[static_cast<std::size_t>(l)].Expect(1, tributary::Sum{});
+        own[static_cast<std::size_t>(l)].ContributeView(0, data[static_cast<std::size_t>(l)], tributary::Sum{});
+      }
+      for (auto& r : own) Wait(ctx, r);
+    }, [&] { return own[7].val == p * static_cast<double>(n); });
+    run.Run(std::to_string(n) + " per list");
+    run.Report();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  Kokkos::initialize(argc, argv);
+  {
+    tb::Options defaults;
+    defaults.iterations = 2000;
+    defaults.repetitions = 9;
+    defaults.warmup = 100;
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) quick = quick || std::string(argv[i]) == "--quick";
+    const tb::Options o = tb::ParseOptions(argc, argv, defaults);
+    tributary::Context ctx;
+    Bandwidth(o, ctx, quick);
+    Lists(o, ctx);
+  }
+  Kokkos::finalize();
+  MPI_Finalize();
+  return 0;
+}
