@@ -2,9 +2,10 @@
 // per block, several blocks per rank (or none).
 //
 // Every step each block's list exchanges halos with its four neighbours (non-blocking
-// messages, polled), computes its stable time step with a Kokkos reduction (Min of
-// h^2 / 4 kappa(u), kappa(u) = kappa0 (1 + u^2)) and its conserved total, contributes both
-// to one batch (a Min and a Sum in one message), polls the batch, and then advances its
+// messages, polled), contributes its stable time step (Min of h^2 / 4 kappa(u),
+// kappa(u) = kappa0 (1 + u^2)) and its conserved total as device partials (Kokkos kernels
+// into per-block slots, folded in block order without a fence) to one batch (a Min and a
+// Sum in one message), polls the batch, and then advances its
 // cells with the global time step. The fluxes are antisymmetric bit for bit, so the total
 // is conserved up to rounding in `fast` mode (checked to 1e-12 relative); in
 // `rank_count_independent` mode the total is an exact sum, so its bits do not depend on the
@@ -37,6 +38,23 @@ using Range2 = Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>;
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kKappa0 = 0.05;
 constexpr double kCfl = 0.8;
+
+// The stable time step of one cell (explicit diffusion with kappa(u) = kappa0 (1 + u^2)).
+struct StableStep {
+  Field u;
+  double h2;
+  KOKKOS_INLINE_FUNCTION double operator()(const int i, const int j) const {
+    const double kappa = kKappa0 * (1.0 + u(i, j) * u(i, j));
+    return kCfl * h2 / (4.0 * kappa);
+  }
+};
+
+// The amount of heat in one cell.
+struct CellMass {
+  Field u;
+  double area;
+  KOKKOS_INLINE_FUNCTION double operator()(const int i, const int j) const { return u(i, j) * area; }
+};
 
 enum Side { kWest, kEast, kSouth, kNorth };
 constexpr Side kOpposite[] = {kEast, kWest, kNorth, kSouth};
@@ -196,29 +214,18 @@ int main(int argc, char** argv) {
           return tributary::TaskStatus::complete;
         });
         auto contribute = tl.AddTask(halos, "contribute", [b, k, &dt, &total, exact, hx, hy] {
-          // The stable step of this block, reduced by Kokkos over its cells.
-          double limit = 0.0;
+          // The stable step of this block: a device partial, reduced by Kokkos over its
+          // cells into the block's slot; the batch folds the blocks' slots in block order.
           const Field u = b->u;
-          const double h2 = std::min(hx, hy) * std::min(hx, hy);
-          Kokkos::parallel_reduce(
-              "heat2d::dt", Range2({1, 1}, {b->nx + 1, b->ny + 1}),
-              KOKKOS_LAMBDA(int i, int j, double& m) {
-                const double kappa = kKappa0 * (1.0 + u(i, j) * u(i, j));
-                m = std::min(m, kCfl * h2 / (4.0 * kappa));
-              },
-              Kokkos::Min<double>(limit));
-          dt.Contribute(k, limit);
+          const Range2 cells({1, 1}, {b->nx + 1, b->ny + 1});
+          dt.ContributeKernel(k, cells, StableStep{u, std::min(hx, hy) * std::min(hx, hy)}, tributary::Min{});
           if (exact) {  // an exact sum of the cells: the same bits whatever the blocks
             tributary::ExactSum sum;
             for (int i = 1; i <= b->nx; ++i)
               for (int j = 1; j <= b->ny; ++j) sum.Add(u(i, j) * hx * hy);
             total.Contribute(k, sum);
           } else {
-            double sum = 0.0;
-            Kokkos::parallel_reduce(
-                "heat2d::total", Range2({1, 1}, {b->nx + 1, b->ny + 1}),
-                KOKKOS_LAMBDA(int i, int j, double& s) { s += u(i, j) * hx * hy; }, sum);
-            total.Contribute(k, sum);
+            total.ContributeKernel(k, cells, CellMass{u, hx * hy}, tributary::Sum{});
           }
           return tributary::TaskStatus::complete;
         });

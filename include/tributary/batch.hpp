@@ -89,6 +89,11 @@ class BatchMember final : public detail::BatchMemberBase {
   TaskStatus ContributeView(int list_index, const View& data, const Op& op, std::int64_t first_index = 0) {
     return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
   }
+  /// The reduction with `op` of `f(i)` over a RangePolicy, or `f(i, j)` / `f(i, j, k)` over
+  /// an MDRangePolicy, on the policy's instance (members of one element; see
+  /// AllReduce::ContributeKernel).
+  template <class Policy, class F, class Op>
+  TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op);
 #endif
 
   template <class Op>
@@ -222,6 +227,10 @@ class BatchMember final : public detail::BatchMemberBase {
   };
   std::vector<Slot> slots_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> flags_;  // per list: 1 host, 2 ExactSum, 3 device
+#if TRIBUTARY_HAVE_KOKKOS
+  template <class Exec, class Op, class Queue>
+  TaskStatus ContributeOnDevice(int list_index, const Exec& exec, const Op& op, Queue&& queue);
+#endif
   int lists_ = 0;
 #if TRIBUTARY_HAVE_KOKKOS
   std::unique_ptr<detail::DeviceStageBase<E>> stage_;
@@ -487,19 +496,45 @@ TaskStatus BatchMember<T>::ContributeView(int list_index, const Exec& exec, cons
   static_assert(std::is_invocable_v<const Op&, const E&, E&>,
                 "ContributeView: the operator does not apply to the member's element type");
   static_assert(Op::commutative, "ContributeView: device reductions need a commutative operator");
+  const std::size_t k = Traits::Size(val);
+  const std::string shape = detail::ViewShapeError<E>(k, data);
+  if (!shape.empty()) throw UsageError(batch_->core_->Where() + ": member '" + label + "': list " +
+                                       std::to_string(list_index) + " contributed " + shape);
+  if (k > 1 && data.extent(View::rank - 1) != k)
+    throw UsageError(batch_->core_->Where() + ": member '" + label + "': list " + std::to_string(list_index) +
+                     " gave " + std::to_string(data.extent(View::rank - 1)) + " values for a member of " +
+                     std::to_string(k));
+  return ContributeOnDevice(list_index, exec, op, [&](detail::DeviceStage<E, Exec>& stage) {
+    detail::QueueViewKernel(stage, list_index, exec, data, op, op_->Identity(), first_index);
+  });
+}
+
+template <class T>
+template <class Policy, class F, class Op>
+TaskStatus BatchMember<T>::ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
+  static_assert(detail::IsRangePolicy<Policy>::value || detail::IsMDRangePolicy<Policy>::value,
+                "ContributeKernel: a Kokkos::RangePolicy or MDRangePolicy");
+  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
+                "ContributeKernel: the operator does not apply to the member's element type");
+  static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
+  using Exec = typename Policy::execution_space;
+  if (Traits::Size(val) != 1)
+    throw UsageError(batch_->core_->Where() + ": member '" + label + "': ContributeKernel needs a member of one element");
+  return ContributeOnDevice(list_index, policy.space(), op, [&](detail::DeviceStage<E, Exec>& stage) {
+    Kokkos::parallel_reduce("tributary::reduce_kernel", policy, detail::FunctorKernel<F, E, Op>{op, op_->Identity(), f},
+                            stage.ScalarOf(list_index));
+  });
+}
+
+template <class T>
+template <class Exec, class Op, class Queue>
+TaskStatus BatchMember<T>::ContributeOnDevice(int list_index, const Exec& exec, const Op& op, Queue&& queue) {
   Batch& b = *batch_;
   const std::string where = b.core_->Where() + ": member '" + label + "': list " + std::to_string(list_index);
   if (b.core_->State() != detail::Phase::collecting || list_index < 0 || list_index >= b.lists_)
     b.core_->Arrive(list_index);  // throws the right UsageError
   if (exact_) throw UsageError(where + ": device contributions cannot sum exactly; contribute ExactSum partials");
   if (op_->Type() != typeid(Op)) throw UsageError(where + " contributed with another operator than the member's");
-  const std::size_t k = Traits::Size(val);
-  const bool reduce_all = k == 1;
-  if (!reduce_all && !std::is_same_v<E, V>) throw UsageError(where + ": ValueLoc elements need a member of one element");
-  if (!reduce_all && View::rank == 3) throw UsageError(where + ": a rank-3 View for a member of several elements");
-  if (!reduce_all && data.extent(View::rank - 1) != k)
-    throw UsageError(where + " gave " + std::to_string(data.extent(View::rank - 1)) + " values for a member of " +
-                     std::to_string(k));
   detail::DeviceStage<E, Exec>* stage = nullptr;
   {
     std::lock_guard<std::mutex> lock(device_mutex_);
@@ -514,7 +549,7 @@ TaskStatus BatchMember<T>::ContributeView(int list_index, const Exec& exec, cons
     stage = static_cast<detail::DeviceStage<E, Exec>*>(stage_.get());
     if (first) {
       device_generation_ = b.core_->Generation();
-      stage->Prepare(exec, b.lists_, k);
+      stage->Prepare(exec, b.lists_, Traits::Size(val));
       stage->SetFold(op);
       on_device_.store(true, std::memory_order_release);
     }
@@ -522,28 +557,7 @@ TaskStatus BatchMember<T>::ContributeView(int list_index, const Exec& exec, cons
   if (flags_[static_cast<std::size_t>(list_index)].exchange(3))
     throw UsageError(where + " contributed twice in one generation");
   Kokkos::Profiling::pushRegion("tributary::contribute");
-  using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
-  if (reduce_all) {
-    detail::ReduceAllKernel<View, E, Op> kernel{op, op_->Identity(), data, first_index};
-    std::int64_t rows = 1;
-    kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
-    if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
-    if constexpr (View::rank == 3) {
-      kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
-      rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
-    }
-    kernel.chunks_per_row = (kernel.row_length + detail::kDeviceChunk - 1) / detail::kDeviceChunk;
-    const std::int64_t items = kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
-    Kokkos::parallel_reduce("tributary::reduce_view", Range(exec, 0, items), kernel, stage->ScalarOf(list_index));
-  } else if constexpr (std::is_same_v<E, V> && View::rank == 1) {
-    using Slot = typename detail::DeviceStage<E, Exec>::Slot;
-    Kokkos::parallel_for("tributary::copy_view", Range(exec, 0, static_cast<std::int64_t>(k)),
-                         detail::CopyKernel<View, Slot>{data, stage->SlotOf(list_index)});
-  } else if constexpr (std::is_same_v<E, V> && View::rank == 2) {
-    detail::ReduceRowsKernel<View, E, Op> kernel{op, op_->Identity(), data, static_cast<unsigned>(k)};
-    Kokkos::parallel_reduce("tributary::reduce_rows", Range(exec, 0, static_cast<std::int64_t>(data.extent(0))), kernel,
-                            stage->SlotOf(list_index));
-  }
+  queue(*stage);
   stage->Launched(list_index, exec);
   Kokkos::Profiling::popRegion();
   last_device_list_.store(list_index, std::memory_order_release);

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -615,6 +617,41 @@ TEST(DevicePartials, BatchWithDeviceMembers) {
   Wait(ctx, step);
   EXPECT_EQ(dt.val, want_dt);
   EXPECT_EQ(mass.val, want_mass);
+}
+
+// A rank that never gets one list's device contribution: the watchdog fails the generation
+// everywhere, the missing slot is filled with the neutral element and the network phase
+// drains, on every rank (nobody hangs). The Context stays failed afterwards (by design).
+TEST(DevicePartials, WatchdogAbandonsADeviceGeneration) {
+  tributary::ContextOptions options;
+  options.on_failure = tributary::FailurePolicy::propagate;
+  options.watchdog = std::chrono::duration<double>(1.5);
+  tributary::Context ctx(options);
+  AllReduce<double> r(ctx, "withheld");
+  auto a = MakeData<double>(Rank(), 0, 100), b = MakeData<double>(Rank(), 1, 100);
+  const int slow = Size() - 1;
+  r.Expect(2, tributary::Sum{});
+  r.ContributeView(0, a, tributary::Sum{});
+  if (Rank() != slow) r.ContributeView(1, b, tributary::Sum{});
+  std::string report;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (report.empty() && std::chrono::steady_clock::now() < until) {
+    try {
+      ctx.Progress();
+      r.CheckReduce();
+    } catch (const tributary::Error& e) {
+      report = e.what();
+    }
+  }
+  TRIBUTARY_EXPECT_ALL(report.find("missing lists: 1") != std::string::npos);
+  const auto drain = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (r.InFlight() && std::chrono::steady_clock::now() < drain) {
+    try {
+      ctx.Progress();
+    } catch (const tributary::Error&) {
+    }
+  }
+  TRIBUTARY_EXPECT_ALL(!r.InFlight());
 }
 
 // Steady-state generations fence nowhere on host-readable memory (the staging point is

@@ -458,6 +458,50 @@ class DeviceStage final : public DeviceStageBase<E> {
   std::function<void(DeviceStage&, int)> fold_;
 };
 
+/// Queues on `exec` the kernel that writes list `list`'s slot of `stage` from `data`: with
+/// k == 1 every element reduced to one (ReduceAllKernel); with k > 1 a rank-1 View's k
+/// values copied, or a rank-2 View's rows reduced elementwise. The caller checked the shape.
+template <class Exec, class View, class E, class Op>
+void QueueViewKernel(DeviceStage<E, Exec>& stage, int list, const Exec& exec, const View& data, const Op& op,
+                     const E& identity, std::int64_t first_index) {
+  using V = typename View::non_const_value_type;
+  using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
+  const std::size_t k = stage.count;
+  if (k == 1) {
+    ReduceAllKernel<View, E, Op> kernel{op, identity, data, first_index};
+    std::int64_t rows = 1;
+    kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
+    if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
+    if constexpr (View::rank == 3) {
+      kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
+      rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
+    }
+    kernel.chunks_per_row = (kernel.row_length + kDeviceChunk - 1) / kDeviceChunk;
+    const std::int64_t items = kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
+    Kokkos::parallel_reduce("tributary::reduce_view", Range(exec, 0, items), kernel, stage.ScalarOf(list));
+  } else if constexpr (std::is_same_v<E, V> && View::rank == 1) {
+    using Slot = typename DeviceStage<E, Exec>::Slot;
+    Kokkos::parallel_for("tributary::copy_view", Range(exec, 0, static_cast<std::int64_t>(k)),
+                         CopyKernel<View, Slot>{data, stage.SlotOf(list)});
+  } else if constexpr (std::is_same_v<E, V> && View::rank == 2) {
+    ReduceRowsKernel<View, E, Op> kernel{op, identity, data, static_cast<unsigned>(k)};
+    Kokkos::parallel_reduce("tributary::reduce_rows", Range(exec, 0, static_cast<std::int64_t>(data.extent(0))),
+                            kernel, stage.SlotOf(list));
+  }
+}
+
+/// The number of values a View contributes to a value of `size` elements, or an error
+/// text when its shape does not fit: a value of one element takes any View (reduced); one
+/// of several takes a rank-1 View of its values or the rows of a rank-2 View.
+template <class E, class View>
+std::string ViewShapeError(std::size_t size, const View&) {
+  using V = typename View::non_const_value_type;
+  if (size == 1) return {};
+  if (!std::is_same_v<E, V>) return "ValueLoc elements from plain values for a value of several elements";
+  if (View::rank == 3) return "a rank-3 View for a value of several elements";
+  return {};
+}
+
 template <class T>
 struct IsRangePolicy : std::false_type {};
 template <class... P>

@@ -106,48 +106,12 @@ class ReductionBase {
                   "ContributeView: the operator does not apply to the value's element type");
     static_assert(Op::commutative, "ContributeView: device reductions need a commutative operator");
     const bool one = !Traits::dynamic && Traits::Size(val) == 1;
-    if (one || View::rank == 3) {
-      if (!one) DeviceShapeError(list_index, "a rank-3 View for a value of several elements");
-      return ContributeOnDevice(list_index, exec, op, 1, [&](DeviceStage<E, Exec>& stage) {
-        ReduceAllKernel<View, E, Op> kernel{op, op_->Identity(), data, first_index};
-        std::int64_t rows = 1;
-        kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
-        if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
-        if constexpr (View::rank == 3) {
-          kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
-          rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
-        }
-        kernel.chunks_per_row = (kernel.row_length + kDeviceChunk - 1) / kDeviceChunk;
-        const std::int64_t items = kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
-        Kokkos::parallel_reduce("tributary::reduce_view",
-                                Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, items),
-                                kernel, stage.ScalarOf(list_index));
-      });
-    }
-    if constexpr (View::rank == 1) {
-      if constexpr (std::is_same_v<E, V>) {
-        const std::size_t k = data.extent(0);
-        return ContributeOnDevice(list_index, exec, op, k, [&](DeviceStage<E, Exec>& stage) {
-          using SlotView = typename DeviceStage<E, Exec>::Slot;
-          Kokkos::parallel_for("tributary::copy_view",
-                               Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
-                                   exec, 0, static_cast<std::int64_t>(k)),
-                               CopyKernel<View, SlotView>{data, stage.SlotOf(list_index)});
-        });
-      }
-    } else if constexpr (View::rank == 2) {
-      if constexpr (std::is_same_v<E, V>) {
-        const std::size_t k = data.extent(1);
-        return ContributeOnDevice(list_index, exec, op, k, [&](DeviceStage<E, Exec>& stage) {
-          ReduceRowsKernel<View, E, Op> kernel{op, op_->Identity(), data, static_cast<unsigned>(k)};
-          Kokkos::parallel_reduce("tributary::reduce_rows",
-                                  Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
-                                      exec, 0, static_cast<std::int64_t>(data.extent(0))),
-                                  kernel, stage.SlotOf(list_index));
-        });
-      }
-    }
-    DeviceShapeError(list_index, "ValueLoc elements from plain values for a value of several elements");
+    const std::string shape = ViewShapeError<E>(one ? 1 : 2, data);
+    if (!shape.empty()) DeviceShapeError(list_index, shape);
+    const std::size_t k = one ? 1 : data.extent(View::rank - 1);
+    return ContributeOnDevice(list_index, exec, op, k, [&](DeviceStage<E, Exec>& stage) {
+      QueueViewKernel(stage, list_index, exec, data, op, op_->Identity(), first_index);
+    });
   }
 
   /// ContributeView on the View's default execution-space instance.
@@ -703,7 +667,14 @@ class ReductionBase {
   // A failing generation launches with neutral elements for the missing lists.
   void AbandonOnDevice() {
     std::vector<int> missing = core_->MissingLists();
-    if (missing.empty() || !stage_) return;  // the fold is queued; CheckReduce launches
+    if (!stage_) return;
+    if (missing.empty()) {  // the fold is queued: wait for it and launch now
+      if (core_->AwaitingClient()) {
+        stage_->Wait();
+        core_->PollClient();
+      }
+      return;
+    }
     for (int i : missing) core_->Arrive(i);
     stage_->FillMissing(missing, op_->Identity());
     // A list still queuing its kernel folds itself; otherwise fold here. The failure path
