@@ -116,7 +116,9 @@ class BatchMember final : public detail::BatchMemberBase {
     }
     for (int i = 0; i < lists; ++i) flags_[static_cast<std::size_t>(i)].store(0);
     lists_ = lists;
+#if TRIBUTARY_HAVE_KOKKOS
     on_device_.store(false, std::memory_order_relaxed);
+#endif
   }
   void CombineInto(int lists, unsigned char* dst) override {
     const std::size_t n = Traits::Size(val);

@@ -247,7 +247,9 @@ class ReductionBase {
     ValidateRoot(root);
     core_->Arm(expected);
     where_.store(kUndecided, std::memory_order_relaxed);
+#if TRIBUTARY_HAVE_KOKKOS
     device_launched_.store(0, std::memory_order_relaxed);
+#endif
     SetGenerationOperator(op);
     collective_ = collective;
     root_ = root;
