@@ -5,6 +5,7 @@
 #include "tributary/all_gather.hpp"
 #include "tributary/all_reduce.hpp"
 #include "tributary/batch.hpp"
+#include "tributary/blocks.hpp"
 #include "tributary/config.hpp"
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
