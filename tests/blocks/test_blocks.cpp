@@ -268,6 +268,43 @@ TEST(BlockPatterns, AllToAllDeliversEveryMessageOnce) {
   }
 }
 
+// Two pattern objects in flight at once, their lists in opposite orders on neighbouring
+// ranks (so their rounds start in different orders): both complete, each object's
+// messages are its own.
+TEST(BlockPatterns, InstancesInFlightTogetherInAnyOrder) {
+  tributary::Context ctx;
+  const BlockGrid grid = BlockGrid::Regular(10, 2, Size(), BlockAssignment::round_robin);
+  const auto callback = [](Block& b, BlockProxy& rp, const BlockPartners& p) {
+    if (p.InMerge(rp.Round()))
+      Sum(rp, b);
+    else
+      rp.Dequeue(rp.InLink()[0], b.data);
+    for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
+  };
+  BlockReduction<Block> a(ctx, BlockPartners(BlockPattern::all_reduce, grid, {2}), callback);
+  BlockReduction<Block> b(ctx, BlockPartners(BlockPattern::all_reduce, grid, {3}, false), callback);
+  std::vector<Block> mine_a = LocalBlocks(grid), mine_b = LocalBlocks(grid);
+  std::vector<Block*> pa, pb;
+  for (Block& x : mine_a) pa.push_back(&x);
+  for (Block& x : mine_b) pb.push_back(&x);
+  a.Start(pa);
+  b.Start(pb);
+  // One list per block and object; even ranks list A's blocks first, odd ranks B's.
+  const int n = static_cast<int>(pa.size());
+  tributary::TaskCollection tc;
+  auto& region = tc.AddRegion(2 * n);
+  for (int l = 0; l < 2 * n; ++l) {
+    const bool first_half = l < n;
+    BlockReduction<Block>& r = (Rank() % 2 == 0) == first_half ? a : b;
+    const int i = l % std::max(n, 1);
+    tributary::TaskID dep;
+    for (int c = 0; c < r.Calls(); ++c) dep = region[l].AddTask(dep, [&r, i, c] { return r.Round(i, c); });
+  }
+  ASSERT_EQ(ctx.Execute(tc), TaskStatus::complete);
+  for (const Block& x : mine_a) EXPECT_EQ(x.data, Total(10));
+  for (const Block& x : mine_b) EXPECT_EQ(x.data, Total(10));
+}
+
 TEST(BlockPatterns, StepsUseTheLargestDivisorOrThePrimeRemainder) {
   const BlockGrid g7({7}, 1), g11({11}, 1), g13({13}, 1), g12({12}, 1), g14({14}, 1);
   auto ks = [](const BlockPartners& p) {

@@ -1,0 +1,166 @@
+// Block reduction patterns against the MPI library, each a ratio measured side by side in
+// one run (4 blocks per rank, one task list per block):
+//  1. merge-reduce and all-reduce of a vector per block, by radix, against a local combine
+//     of the rank's blocks followed by one MPI_Allreduce;
+//  2. an all-to-all among the blocks (every block sends m doubles to every block) against
+//     one MPI_Alltoall of the same bytes.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench_harness.hpp"
+#include "tributary/tributary.hpp"
+
+namespace {
+
+namespace tb = tributary::bench;
+using tributary::BlockPattern;
+
+struct Block {
+  int gid = 0;
+  std::vector<double> data;
+};
+
+constexpr int kBlocksPerRank = 4;
+
+void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick) {
+  const int p = ctx.Size(), blocks = kBlocksPerRank * p;
+  const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 1, p);
+  std::vector<std::size_t> sizes = {1, 1024, 65536};
+  if (quick) sizes = {1, 1024};
+  for (std::size_t n : sizes) {
+    tb::Runner run(MPI_COMM_WORLD, "block reductions, " + std::to_string(blocks) + " blocks", "local combine + MPI_Allreduce",
+                   tb::ForMessage(base, n * sizeof(double), quick));
+    std::vector<Block> mine;
+    for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, std::vector<double>(n, 1.0)});
+    std::vector<Block*> ptrs;
+    for (Block& b : mine) ptrs.push_back(&b);
+    const auto reset = [&] {
+      for (Block& b : mine) std::fill(b.data.begin(), b.data.end(), 1.0);
+    };
+    std::vector<double> local(n);
+    run.Add("local combine + MPI_Allreduce", [&] {
+      reset();
+      std::fill(local.begin(), local.end(), 0.0);
+      for (const Block& b : mine)
+        for (std::size_t i = 0; i < n; ++i) local[i] += b.data[i];
+      MPI_Allreduce(MPI_IN_PLACE, local.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }, [&] { return local[0] == blocks; });
+    // Each pattern and radix: its own object and task collection, reused every iteration.
+    struct Variant {
+      std::unique_ptr<tributary::BlockReduction<Block>> pattern;
+      tributary::TaskCollection tc;
+    };
+    std::vector<std::unique_ptr<Variant>> variants;
+    const auto sum_in = [](Block& b, tributary::BlockProxy& rp) {
+      if (rp.InLink().empty()) return;
+      std::vector<double> acc(b.data.size(), 0.0), in;
+      for (int from : rp.InLink()) {
+        rp.Dequeue(from, in);
+        for (std::size_t i = 0; i < acc.size(); ++i) acc[i] += in[i];
+      }
+      b.data.swap(acc);
+    };
+    for (BlockPattern pattern : {BlockPattern::merge, BlockPattern::all_reduce})
+      for (int k : {2, 4, 8}) {
+        auto v = std::make_unique<Variant>();
+        v->pattern = std::make_unique<tributary::BlockReduction<Block>>(
+            ctx, tributary::BlockPartners(pattern, grid, {k}),
+            [sum_in](Block& b, tributary::BlockProxy& rp, const tributary::BlockPartners& partners) {
+              if (partners.InMerge(rp.Round()))
+                sum_in(b, rp);
+              else
+                rp.Dequeue(rp.InLink()[0], b.data);
+              for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
+            });
+        v->pattern->AddTasks(v->tc.AddRegion(static_cast<int>(mine.size())));
+        Variant* raw = v.get();
+        const bool all = pattern == BlockPattern::all_reduce;
+        run.Add(std::string(all ? "all-reduce" : "merge") + ", radix " + std::to_string(k), [&, raw] {
+          reset();
+          raw->pattern->Start(ptrs);
+          ctx.Execute(raw->tc);
+        }, [&, all] {
+          bool ok = true;
+          for (const Block& b : mine)
+            if (all || b.gid == 0) ok = ok && b.data[0] == blocks;
+          return ok;
+        });
+        variants.push_back(std::move(v));
+      }
+    run.Run(tb::FormatBytes(n * sizeof(double)));
+    run.Report();
+  }
+}
+
+void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick) {
+  const int p = ctx.Size(), blocks = kBlocksPerRank * p;
+  const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 1, p);
+  std::vector<std::size_t> sizes = {1, 256, 4096};
+  if (quick) sizes = {1, 256};
+  for (std::size_t m : sizes) {
+    tb::Runner run(MPI_COMM_WORLD, "block all-to-all, " + std::to_string(blocks) + " blocks", "MPI_Alltoall",
+                   tb::ForMessage(base, m * sizeof(double) * static_cast<std::size_t>(blocks), quick));
+    const int per_pair = kBlocksPerRank * kBlocksPerRank * static_cast<int>(m);
+    std::vector<double> send(static_cast<std::size_t>(per_pair) * static_cast<std::size_t>(p), 1.0), recv(send.size());
+    run.Add("MPI_Alltoall", [&] {
+      MPI_Alltoall(send.data(), per_pair, MPI_DOUBLE, recv.data(), per_pair, MPI_DOUBLE, MPI_COMM_WORLD);
+    }, [&] { return recv[0] == 1.0; });
+    std::vector<Block> mine;
+    for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, {}});
+    std::vector<Block*> ptrs;
+    for (Block& b : mine) ptrs.push_back(&b);
+    std::vector<double> payload(m, 1.0);
+    double received = 0;
+    struct Variant {
+      std::unique_ptr<tributary::BlockAllToAll<Block>> pattern;
+      tributary::TaskCollection tc;
+    };
+    std::vector<std::unique_ptr<Variant>> variants;
+    for (int k : {2, 4, 8}) {
+      auto v = std::make_unique<Variant>();
+      v->pattern = std::make_unique<tributary::BlockAllToAll<Block>>(
+          ctx, grid,
+          [&](Block&, tributary::BlockProxy& rp) {
+            if (rp.InLink().empty()) {
+              for (int to : rp.OutLink()) rp.Enqueue(to, payload);
+              return;
+            }
+            std::vector<double> in;
+            for (int from : rp.InLink()) {
+              rp.Dequeue(from, in);
+              received += in[0];
+            }
+          },
+          std::vector<int>{k});
+      v->pattern->AddTasks(v->tc.AddRegion(static_cast<int>(mine.size())));
+      Variant* raw = v.get();
+      run.Add("blocks, radix " + std::to_string(k), [&, raw] {
+        received = 0;
+        raw->pattern->Start(ptrs);
+        ctx.Execute(raw->tc);
+      }, [&] { return received == static_cast<double>(blocks) * static_cast<double>(mine.size()); });
+      variants.push_back(std::move(v));
+    }
+    run.Run(tb::FormatBytes(m * sizeof(double)) + " per block pair");
+    run.Report();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  {
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) quick = quick || std::string(argv[i]) == "--quick";
+    tb::Options defaults;
+    defaults.repetitions = 7;
+    const tb::Options o = tb::ParseOptions(argc, argv, defaults);
+    tributary::Context ctx;
+    Reductions(o, ctx, quick);
+    AllToAll(o, ctx, quick);
+  }
+  MPI_Finalize();
+  return 0;
+}
