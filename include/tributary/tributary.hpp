@@ -11,6 +11,7 @@
 #include "tributary/datatype.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/exact_sum.hpp"
+#include "tributary/keyed.hpp"
 #include "tributary/ops.hpp"
 #include "tributary/reduce.hpp"
 #include "tributary/tasks.hpp"

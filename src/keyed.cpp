@@ -1,0 +1,98 @@
+// The transport of keyed (data-driven) collectives: byte messages on the object's own
+// communicator, received by matched probe; messages to this rank stay in memory.
+#include <deque>
+
+#include "tributary/keyed.hpp"
+
+namespace tributary::detail {
+
+struct KeyedTransport::Impl {
+  std::deque<std::vector<char>> self;
+#if TRIBUTARY_HAVE_MPI
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<MPI_Request> requests;
+  std::vector<std::vector<char>> buffers;  // alive until their request completes
+#endif
+};
+
+KeyedTransport::KeyedTransport(Context& ctx) : impl_(std::make_unique<Impl>()) {
+  rank_ = ctx.Rank();
+  size_ = ctx.Size();
+#if TRIBUTARY_HAVE_MPI
+  MPI_Comm_dup(ctx.Comm(), &impl_->comm);
+#endif
+}
+
+KeyedTransport::~KeyedTransport() {
+#if TRIBUTARY_HAVE_MPI
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) {
+    for (MPI_Request& r : impl_->requests) {
+      MPI_Cancel(&r);
+      MPI_Request_free(&r);
+    }
+    if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
+  }
+#endif
+}
+
+void KeyedTransport::Send(int rank, std::vector<char> bytes) {
+  if (rank == rank_) {
+    impl_->self.push_back(std::move(bytes));
+    return;
+  }
+#if TRIBUTARY_HAVE_MPI
+  impl_->buffers.push_back(std::move(bytes));
+  impl_->requests.push_back(MPI_REQUEST_NULL);
+  const std::vector<char>& w = impl_->buffers.back();
+  const int rc = MPI_Isend(w.data(), static_cast<int>(w.size()), MPI_BYTE, rank, 0, impl_->comm, &impl_->requests.back());
+  if (rc != MPI_SUCCESS) throw MpiError(rc, "keyed collective: MPI_Isend failed");
+  ++remote_;
+#endif
+}
+
+bool KeyedTransport::Receive(std::vector<char>& bytes) {
+  if (!impl_->self.empty()) {
+    bytes = std::move(impl_->self.front());
+    impl_->self.pop_front();
+    return true;
+  }
+#if TRIBUTARY_HAVE_MPI
+  int flag = 0;
+  MPI_Message msg;
+  MPI_Status status;
+  MPI_Improbe(MPI_ANY_SOURCE, 0, impl_->comm, &flag, &msg, &status);
+  if (!flag) return false;
+  int n = 0;
+  MPI_Get_count(&status, MPI_BYTE, &n);
+  bytes.resize(static_cast<std::size_t>(n));
+  MPI_Mrecv(bytes.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool KeyedTransport::SendsDone() {
+#if TRIBUTARY_HAVE_MPI
+  auto& reqs = impl_->requests;
+  for (std::size_t i = 0; i < reqs.size();) {
+    int done = 0;
+    MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
+    if (done) {
+      reqs[i] = reqs.back();
+      reqs.pop_back();
+      impl_->buffers[i] = std::move(impl_->buffers.back());
+      impl_->buffers.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  return reqs.empty();
+#else
+  return true;
+#endif
+}
+
+}  // namespace tributary::detail
