@@ -13,6 +13,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -42,7 +44,22 @@ struct KeyOptions {
   std::vector<int> consumers;
 };
 
+/// The layout of a value as its basic elements, in order: `std::tuple<double, int>` for a
+/// struct of a double and an int. Arithmetic types map to `std::tuple<T>`; specialise it
+/// for your structs. Values of different C++ types with the same type map (and size) reduce
+/// into one KeyedReduction; a mismatch does not compile.
+template <class T, class Enable = void>
+struct TypeMap {};
+template <class T>
+struct TypeMap<T, std::enable_if_t<std::is_arithmetic_v<T>>> {
+  using type = std::tuple<T>;
+};
+
 namespace detail {
+template <class T, class = void>
+struct HasTypeMap : std::false_type {};
+template <class T>
+struct HasTypeMap<T, std::void_t<typename TypeMap<T>::type>> : std::true_type {};
 
 /// Point-to-point messages of a keyed object on its own communicator; messages to this
 /// rank stay in memory.
@@ -185,6 +202,22 @@ class KeyedReduction {
     }
     PollLocked();
     return TaskStatus::complete;
+  }
+
+  /// Contributes a value of another type U with the same type map as T (e.g. two structs of
+  /// a double and an int); it is reduced as the T with the same bytes. A different type map
+  /// does not compile.
+  template <class U, std::enable_if_t<!std::is_convertible_v<const U&, T>, int> = 0>
+  TaskStatus Contribute(std::uint64_t key, std::int64_t index, const U& value) {
+    static_assert(detail::HasTypeMap<U>::value && detail::HasTypeMap<T>::value,
+                  "KeyedReduction: a value of another type needs a TypeMap for both types");
+    static_assert(std::is_same_v<typename TypeMap<U>::type, typename TypeMap<T>::type>,
+                  "KeyedReduction: the contribution's type map differs from the reduction's");
+    static_assert(sizeof(U) == sizeof(T) && std::is_trivially_copyable_v<U>,
+                  "KeyedReduction: a value of another type must have the same size and be trivially copyable");
+    T same;
+    std::memcpy(static_cast<void*>(&same), &value, sizeof(T));
+    return Contribute(key, index, same);
   }
 
   /// Polls `key`: complete once this rank's part of the current generation is done — a

@@ -17,6 +17,24 @@
 #include "mpi_test.hpp"
 #include "tributary/tributary.hpp"
 
+// Two structs of a double and an int: one type map.
+struct Energy {
+  double joules;
+  int cells;
+};
+struct Heat {
+  double amount;
+  int count;
+};
+template <>
+struct tributary::TypeMap<Energy> {
+  using type = std::tuple<double, int>;
+};
+template <>
+struct tributary::TypeMap<Heat> {
+  using type = std::tuple<double, int>;
+};
+
 namespace {
 
 using tributary::KeyedReduction;
@@ -206,6 +224,26 @@ TEST(Keyed, ContributionsBeforeTheReducerDeclaresAreKept) {
   }
   WaitKey(r, 3);
   EXPECT_EQ(r.Result(3), 10 * Size() + Size() * (Size() - 1) / 2);
+}
+
+TEST(Keyed, InputsOfDifferentTypesWithOneTypeMap) {
+  tributary::Context ctx;
+  KeyedReduction<Energy> r(ctx, "mixed");
+  const auto add = tributary::MakeOp<tributary::Commutes::yes>(
+      [](const Energy& in, Energy& inout) {
+        inout.joules = in.joules + inout.joules;
+        inout.cells = in.cells + inout.cells;
+      },
+      Energy{0, 0});
+  KeyOptions o;
+  o.count = 2 * Size();
+  o.local = 2;
+  r.Declare(4, add, o);
+  r.Contribute(4, 2 * Rank(), Energy{1.5, 1});
+  r.Contribute(4, 2 * Rank() + 1, Heat{0.25, 2});
+  WaitKey(r, 4);
+  EXPECT_EQ(r.Result(4).joules, 1.75 * Size());
+  EXPECT_EQ(r.Result(4).cells, 3 * Size());
 }
 
 struct NoNeutral {
