@@ -170,7 +170,10 @@ class KeyedReduction {
   /// Contributes `value` with order index `index` to the current generation of `key`
   /// (declared on this rank). UsageError for an index outside 0..count-1, an index this rank
   /// already contributed, more contributions than the declared local count, or a key not
-  /// declared here. Returns TaskStatus::complete so it can be a task.
+  /// declared here. Returns TaskStatus::complete so it can be a task. With a known local
+  /// count the rank's combined value leaves with its last contribution; otherwise this
+  /// rank's contributions since the last poll leave together at the next Check or
+  /// Progress (one message per key).
   TaskStatus Contribute(std::uint64_t key, std::int64_t index, const T& value) {
     std::lock_guard<std::mutex> lock(mutex_);
     Key& k = Declared(key);
@@ -184,23 +187,16 @@ class KeyedReduction {
       throw UsageError(where + ": more contributions than the declared local count " + std::to_string(k.local));
     }
     ++k.contributed;
-    const int head = k.reducers[0];
-    if (k.ordered) {
-      SendTo(head, Message{Kind::item, key, k.gen, 1, index, k.hash}, &value);
+    if (k.ordered) {  // to the head with the index, at the next poll
+      k.out_items.emplace_back(index, value);
     } else if (k.local >= 0) {
-      if (k.has_partial) {
-        T later = value;
-        k.op->Combine(&k.partial, &later, 1);
-        k.partial = later;
-      } else {
-        k.partial = value;
-        k.has_partial = true;
-      }
+      Fold(k, k.partial, k.has_partial, value);
       if (k.contributed == k.local) SendTo(MyReducer(k), Message{Kind::partial, key, k.gen, k.local, -1, k.hash}, &k.partial);
-    } else {
-      SendTo(MyReducer(k), Message{Kind::partial, key, k.gen, 1, -1, k.hash}, &value);
+    } else {  // combined with this rank's other contributions until the next poll
+      Fold(k, k.out_value, k.has_out, value);
+      ++k.out_n;
     }
-    PollLocked();
+    if (k.local >= 0 && k.contributed == k.local) PollLocked();  // the last one leaves at once
     return TaskStatus::complete;
   }
 
@@ -285,8 +281,10 @@ class KeyedReduction {
     // producer
     std::set<std::int64_t> mine;
     std::int64_t contributed = 0;
-    bool has_partial = false;
-    T partial{};
+    bool has_partial = false, has_out = false;
+    T partial{}, out_value{};
+    std::int64_t out_n = 0;
+    std::vector<std::pair<std::int64_t, T>> out_items;  // ordered: (index, value) not yet sent
     // reducer
     std::int64_t received = 0, pending_n = 0;
     bool has_acc = false, has_pending = false, finished = false, released = false;
@@ -342,10 +340,46 @@ class KeyedReduction {
     transport_.Send(rank, std::move(wire));
   }
 
+  // acc = acc ∘ value (the first value starts it).
+  static void Fold(const Key& k, T& acc, bool& has, const T& value) {
+    if (!has) {
+      acc = value;
+      has = true;
+      return;
+    }
+    T later = value;
+    k.op->Combine(&acc, &later, 1);
+    acc = later;
+  }
+
   void PollLocked() {
+    SendOut();
     std::vector<char> msg;
     while (transport_.Receive(msg)) Handle(msg);
     Flush();
+  }
+
+  // This rank's contributions since the last poll, one message per key.
+  void SendOut() {
+    for (auto& [key, k] : keys_) {
+      if (!k.out_items.empty()) {
+        std::vector<char> payload(k.out_items.size() * (sizeof(std::int64_t) + sizeof(T)));
+        char* at = payload.data();
+        for (const auto& [index, value] : k.out_items) {
+          std::memcpy(at, &index, sizeof index);
+          std::memcpy(at + sizeof index, &value, sizeof(T));
+          at += sizeof index + sizeof(T);
+        }
+        SendTo(k.reducers[0], Message{Kind::item, key, k.gen, static_cast<std::int64_t>(k.out_items.size()), -1, k.hash},
+               payload.data(), payload.size());
+        k.out_items.clear();
+      }
+      if (k.has_out) {
+        SendTo(MyReducer(k), Message{Kind::partial, key, k.gen, k.out_n, -1, k.hash}, &k.out_value);
+        k.has_out = false;
+        k.out_n = 0;
+      }
+    }
   }
 
   // Non-head reducers forward what they combined since the last poll as one message.
@@ -404,37 +438,39 @@ class KeyedReduction {
       else k.error = text, k.error_rank = transport_.Rank();
       return;
     }
-    T value;
-    std::memcpy(&value, payload, sizeof(T));
-    if (!k.is_head) {  // a reducer that forwards
-      if (k.has_pending) {
-        k.op->Combine(&k.pending, &value, 1);
-      }
-      k.pending = value;
-      k.has_pending = true;
-      k.pending_n += m.n;
-      return;
-    }
-    k.received += m.n;
-    if (k.received > k.count) {
-      Fail(m.key, k, where + ": " + std::to_string(k.received) + " contributions for a count of " + std::to_string(k.count));
-      return;
-    }
-    if (m.kind == Kind::item && k.ordered) {
-      const auto u = static_cast<std::size_t>(m.index);
-      if (k.seen[u]) {
-        Fail(m.key, k, where + ": order index " + std::to_string(m.index) + " was contributed twice (again by rank " +
-                           std::to_string(m.from) + ")");
+    if (m.kind == Kind::item) {  // ordered: n (index, value) pairs, only ever to the head
+      k.received += m.n;
+      if (k.received > k.count) {
+        Fail(m.key, k, where + ": " + std::to_string(k.received) + " contributions for a count of " + std::to_string(k.count));
         return;
       }
-      k.seen[u] = 1;
-      k.items[u] = value;
-    } else if (k.has_acc) {
-      k.op->Combine(&k.acc, &value, 1);
-      k.acc = value;
+      const char* at = payload;
+      for (std::int64_t j = 0; j < m.n; ++j, at += sizeof(std::int64_t) + sizeof(T)) {
+        std::int64_t index;
+        std::memcpy(&index, at, sizeof index);
+        const auto u = static_cast<std::size_t>(index);
+        if (k.seen[u]) {
+          Fail(m.key, k, where + ": order index " + std::to_string(index) + " was contributed twice (again by rank " +
+                             std::to_string(m.from) + ")");
+          return;
+        }
+        k.seen[u] = 1;
+        std::memcpy(static_cast<void*>(&k.items[u]), at + sizeof index, sizeof(T));
+      }
     } else {
-      k.acc = value;
-      k.has_acc = true;
+      T value;
+      std::memcpy(static_cast<void*>(&value), payload, sizeof(T));
+      if (!k.is_head) {  // a reducer that forwards at the end of this poll
+        Fold(k, k.pending, k.has_pending, value);
+        k.pending_n += m.n;
+        return;
+      }
+      k.received += m.n;
+      if (k.received > k.count) {
+        Fail(m.key, k, where + ": " + std::to_string(k.received) + " contributions for a count of " + std::to_string(k.count));
+        return;
+      }
+      Fold(k, k.acc, k.has_acc, value);
     }
     if (k.received == k.count) Finish(m.key, k);
   }
