@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command for every benchmark: builds Tributary in release mode, runs the task-engine,
-# reduction, device-partial, block-pattern, schedule (latency, overlap, reference 004, selection,
+# reduction, device-partial, block-pattern, keyed, schedule (latency, overlap, reference 004, selection,
 # determinism) and tuner benchmarks and the two solver examples, and writes into a results
 # folder:
 #   *.csv        every measured variant (median, min, max, quartiles, ratio to the baseline)
@@ -32,7 +32,7 @@ gen=()
 command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
 cmake -S "$root" -B "$TRIBUTARY_BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTRIBUTARY_ENABLE_TESTS=OFF >/dev/null
 cmake --build "$TRIBUTARY_BUILD" -j "$TRIBUTARY_JOBS" \
-  --target bench_tasks bench_reductions bench_schedules bench_device bench_blocks tributary-tune cg_poisson
+  --target bench_tasks bench_reductions bench_schedules bench_device bench_blocks bench_keyed tributary-tune cg_poisson
 mkdir -p "$out"
 summary="$out/summary.md"
 {
@@ -61,6 +61,7 @@ np1=("${TRIBUTARY_LAUNCH[@]}")
 section "Reductions at 2 ranks" "${np2[@]}" "$b/core/bench_reductions" "${quick[@]}" --csv "$out/reductions.csv"
 section "Device partials at 1 rank" "${np1[@]}" "$b/device/bench_device" "${quick[@]}" --csv "$out/device.csv"
 section "Block patterns at 2 ranks" "${np2[@]}" "$b/blocks/bench_blocks" "${quick[@]}" --csv "$out/blocks.csv"
+section "Keyed collectives at 2 ranks" "${np2[@]}" "$b/keyed/bench_keyed" "${quick[@]}" --csv "$out/keyed.csv"
 section "Schedules at 2 ranks" "${np2[@]}" "$b/schedules/bench_schedules" "${quick[@]}" --csv "$out/schedules.csv"
 for s in latency reduce004 selection; do
   section "Schedules at 4 ranks: $s" "${np4[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
