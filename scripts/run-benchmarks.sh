@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One command for every benchmark: builds Tributary in release mode, runs the task-engine,
-# reduction, device-partial, block-pattern, keyed, schedule (latency, overlap, reference 004, selection,
-# determinism) and tuner benchmarks and the two solver examples, and writes into a results
-# folder:
+# reduction, device-partial, block-pattern, keyed, schedule (latency, overlap, reference
+# 004, selection, determinism) and tuner benchmarks and the two solver examples, and writes
+# into a results folder:
 #   *.csv        every measured variant (median, min, max, quartiles, ratio to the baseline)
 #   summary.md   the tables the programs print, in order
 #   *.png        latency vs message size per schedule (with the lower bound at 2 ranks),
