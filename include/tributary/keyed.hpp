@@ -84,6 +84,12 @@ class KeyedTransport {
   std::uint64_t remote_ = 0;
 };
 
+/// Per CPU (by OS index) the index of its NUMA node (or package), from hwloc; empty
+/// without hwloc. HWLOC_SYNTHETIC names a synthetic topology.
+std::vector<int> CpuDomains();
+/// The CPU this thread runs on now, or -1.
+int CurrentCpu();
+
 }  // namespace detail
 
 /// Keyed reductions of values of type T (one trivially copyable element: arithmetic,
@@ -96,7 +102,8 @@ class KeyedTransport {
 ///   totals.Contribute(region, index, value);                       // any task, any rank
 ///   if (totals.Check(region) == TaskStatus::complete) use(totals.Result(region));
 ///
-/// Commutative operators combine in any order (this rank first when `local` is known);
+/// Commutative operators combine in any order, local first: within the NUMA domain (from
+/// hwloc) of the thread that contributes, then the rank, then the reducers;
 /// non-commutative ones, and every operator under Determinism::run_to_run, fold left over
 /// the order index at the head reducer: the same bits every run.
 template <class T>
@@ -105,7 +112,7 @@ class KeyedReduction {
 
  public:
   explicit KeyedReduction(Context& ctx, std::string label = {})
-      : ctx_(&ctx), transport_(ctx), name_("KeyedReduction<" + detail::TypeLabel<T>() + ">" +
+      : ctx_(&ctx), transport_(ctx), domain_of_cpu_(detail::CpuDomains()), name_("KeyedReduction<" + detail::TypeLabel<T>() + ">" +
                                            (label.empty() ? std::string() : " '" + label + "'")) {}
   KeyedReduction(const KeyedReduction&) = delete;
   KeyedReduction& operator=(const KeyedReduction&) = delete;
@@ -189,12 +196,11 @@ class KeyedReduction {
     ++k.contributed;
     if (k.ordered) {  // to the head with the index, at the next poll
       k.out_items.emplace_back(index, value);
-    } else if (k.local >= 0) {
-      Fold(k, k.partial, k.has_partial, value);
-      if (k.contributed == k.local) SendTo(MyReducer(k), Message{Kind::partial, key, k.gen, k.local, -1, k.hash}, &k.partial);
-    } else {  // combined with this rank's other contributions until the next poll
-      Fold(k, k.out_value, k.has_out, value);
-      ++k.out_n;
+    } else {  // folded in the accumulator of the NUMA domain this thread runs on
+      Domain& d = DomainOf(k);
+      Fold(k, d.value, d.has, value);
+      ++d.n;
+      if (k.local >= 0 && k.contributed == k.local) SendDomains(key, k);
     }
     if (k.local >= 0 && k.contributed == k.local) PollLocked();  // the last one leaves at once
     return TaskStatus::complete;
@@ -257,6 +263,15 @@ class KeyedReduction {
     PollLocked();
   }
 
+  /// How many per-domain accumulators this rank's contributions to the current generation
+  /// of `key` filled so far (commutative keys; one per hwloc NUMA domain that contributed,
+  /// per message).
+  std::int64_t DomainsUsed(std::uint64_t key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = keys_.find(key);
+    return it == keys_.end() ? 0 : it->second.domains_used;
+  }
+
   /// Messages this object sent through MPI so far.
   std::uint64_t RemoteMessages() const noexcept { return transport_.RemoteMessages(); }
 
@@ -268,6 +283,11 @@ class KeyedReduction {
     std::int64_t n, index;
     std::uint64_t hash;
     std::int32_t from = 0, reserved = 0;
+  };
+  struct Domain {
+    bool has = false;
+    T value{};
+    std::int64_t n = 0;
   };
   struct Key {
     std::uint64_t gen = 0;
@@ -281,9 +301,8 @@ class KeyedReduction {
     // producer
     std::set<std::int64_t> mine;
     std::int64_t contributed = 0;
-    bool has_partial = false, has_out = false;
-    T partial{}, out_value{};
-    std::int64_t out_n = 0;
+    std::vector<Domain> domains;  // commutative: per NUMA domain, not yet sent
+    std::int64_t domains_used = 0;
     std::vector<std::pair<std::int64_t, T>> out_items;  // ordered: (index, value) not yet sent
     // reducer
     std::int64_t received = 0, pending_n = 0;
@@ -340,6 +359,30 @@ class KeyedReduction {
     transport_.Send(rank, std::move(wire));
   }
 
+  // This thread's domain accumulator (one domain without hwloc).
+  Domain& DomainOf(Key& k) {
+    int d = 0;
+    const int cpu = detail::CurrentCpu();
+    if (cpu >= 0 && static_cast<std::size_t>(cpu) < domain_of_cpu_.size()) d = domain_of_cpu_[static_cast<std::size_t>(cpu)];
+    if (k.domains.size() <= static_cast<std::size_t>(d)) k.domains.resize(static_cast<std::size_t>(d) + 1);
+    return k.domains[static_cast<std::size_t>(d)];
+  }
+
+  // The domains' accumulators folded in domain order: the rank's message.
+  void SendDomains(std::uint64_t key, Key& k) {
+    T rank_value{};
+    bool has = false;
+    std::int64_t n = 0;
+    for (Domain& d : k.domains) {
+      if (!d.has) continue;
+      Fold(k, rank_value, has, d.value);
+      n += d.n;
+      ++k.domains_used;
+      d = Domain{};
+    }
+    if (has) SendTo(MyReducer(k), Message{Kind::partial, key, k.gen, n, -1, k.hash}, &rank_value);
+  }
+
   // acc = acc ∘ value (the first value starts it).
   static void Fold(const Key& k, T& acc, bool& has, const T& value) {
     if (!has) {
@@ -374,11 +417,7 @@ class KeyedReduction {
                payload.data(), payload.size());
         k.out_items.clear();
       }
-      if (k.has_out) {
-        SendTo(MyReducer(k), Message{Kind::partial, key, k.gen, k.out_n, -1, k.hash}, &k.out_value);
-        k.has_out = false;
-        k.out_n = 0;
-      }
+      if (k.local < 0) SendDomains(key, k);
     }
   }
 
@@ -500,6 +539,7 @@ class KeyedReduction {
 
   Context* ctx_;
   detail::KeyedTransport transport_;
+  std::vector<int> domain_of_cpu_;  // hwloc: CPU -> NUMA domain
   std::string name_;
   mutable std::mutex mutex_;
   std::map<std::uint64_t, Key> keys_;

@@ -5,6 +5,13 @@
 // run_to_run sums giving the serial left fold's bits, and the errors.
 #include <gtest/gtest.h>
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+#include <cstdlib>
+#include <thread>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -245,6 +252,43 @@ TEST(Keyed, InputsOfDifferentTypesWithOneTypeMap) {
   EXPECT_EQ(r.Result(4).joules, 1.75 * Size());
   EXPECT_EQ(r.Result(4).cells, 3 * Size());
 }
+
+#if TRIBUTARY_HAVE_HWLOC && defined(__linux__)
+// Contributions from threads on CPUs of different NUMA domains fill one accumulator per
+// domain, folded into the rank's message; the domains come from hwloc, here from a
+// synthetic topology (HWLOC_SYNTHETIC) with one CPU per NUMA node, then one node for both.
+std::int64_t DomainsFilled(const char* synthetic) {
+  setenv("HWLOC_SYNTHETIC", synthetic, 1);
+  tributary::Context ctx;
+  KeyedReduction<std::int64_t> r(ctx, "numa");
+  unsetenv("HWLOC_SYNTHETIC");
+  KeyOptions o;
+  o.count = 2 * Size();
+  o.local = 2;
+  r.Declare(1, tributary::Sum{}, o);
+  auto on_cpu = [&](int cpu, std::int64_t index) {
+    std::thread t([&, cpu, index] {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+      r.Contribute(1, index, index + 1);
+    });
+    t.join();
+  };
+  on_cpu(0, 2 * Rank());
+  on_cpu(1, 2 * Rank() + 1);
+  WaitKey(r, 1);
+  EXPECT_EQ(r.Result(1), Size() * (2 * Size() + 1));
+  return r.DomainsUsed(1);
+}
+
+TEST(Keyed, CommutativeContributionsCombineWithinNumaDomainsFirst) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
+  EXPECT_EQ(DomainsFilled("numa:2 pu:1"), 2);
+  EXPECT_EQ(DomainsFilled("numa:1 pu:2"), 1);
+}
+#endif
 
 struct NoNeutral {
   static constexpr bool commutative = true;
