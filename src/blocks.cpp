@@ -1,6 +1,7 @@
 // Block reduction patterns: the grid, the partners of each k-ary step, and the engine that
 // runs one block's calls as non-blocking tasks.
 #include "tributary/blocks.hpp"
+#include "tributary/keyed.hpp"  // AgreedNonce
 
 #include <algorithm>
 #include <mutex>
@@ -276,6 +277,7 @@ struct BlockEngine::State {
 using BlockKey = std::tuple<std::uint64_t, int, int, int>;
 
 struct BlockMessageHeader {
+  std::uint64_t nonce;  // the object's (see AgreedNonce): leftovers of a freed communicator are dropped
   std::uint64_t generation;
   std::int32_t call, to, from, reserved;
 };
@@ -285,6 +287,7 @@ struct BlockEngineShared {
   std::map<BlockKey, std::vector<char>> stash;
 #if TRIBUTARY_HAVE_MPI
   MPI_Comm comm = MPI_COMM_NULL;
+  std::uint64_t nonce = 0;
   std::vector<MPI_Request> requests;
   std::vector<std::vector<char>> buffers;  // alive until their request completes
 #endif
@@ -332,6 +335,7 @@ BlockEngine::BlockEngine(Context& ctx, BlockPartners partners, Callback callback
   local_ = partners_.Grid().LocalBlocks(rank_);
 #if TRIBUTARY_HAVE_MPI
   MPI_Comm_dup(ctx.Comm(), &shared_->comm);
+  shared_->nonce = AgreedNonce(shared_->comm);
 #endif
 }
 
@@ -409,7 +413,7 @@ void BlockEngine::Send(int call, int from, int to, std::vector<char> bytes) {
     return;
   }
 #if TRIBUTARY_HAVE_MPI
-  BlockMessageHeader h{generation_, call, to, from, 0};
+  BlockMessageHeader h{shared_->nonce, generation_, call, to, from, 0};
   std::vector<char> wire(sizeof h + bytes.size());
   std::memcpy(wire.data(), &h, sizeof h);
   if (!bytes.empty()) std::memcpy(wire.data() + sizeof h, bytes.data(), bytes.size());
@@ -436,7 +440,9 @@ void BlockEngine::Poll() {
     std::vector<char> wire(static_cast<std::size_t>(bytes));
     MPI_Mrecv(wire.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     BlockMessageHeader h;
+    if (wire.size() < sizeof h) continue;
     std::memcpy(&h, wire.data(), sizeof h);
+    if (h.nonce != shared_->nonce) continue;  // left over from a freed communicator the library reused
     Deliver(h.generation, h.call, h.to, h.from, std::vector<char>(wire.begin() + sizeof h, wire.end()));
   }
 #endif

@@ -89,6 +89,11 @@ class KeyedTransport {
 std::vector<int> CpuDomains();
 /// The CPU this thread runs on now, or -1.
 int CurrentCpu();
+#if TRIBUTARY_HAVE_MPI
+/// A number drawn on rank 0 of `comm` and broadcast (collective): tags one object's
+/// messages.
+std::uint64_t AgreedNonce(MPI_Comm comm);
+#endif
 
 }  // namespace detail
 
