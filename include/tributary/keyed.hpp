@@ -205,6 +205,7 @@ class KeyedReduction {
       Domain& d = DomainOf(k);
       Fold(k, d.value, d.has, value);
       ++d.n;
+      d.check += Mix(index);
       if (k.local >= 0 && k.contributed == k.local) SendDomains(key, k);
     }
     if (k.local >= 0 && k.contributed == k.local) PollLocked();  // the last one leaves at once
@@ -288,12 +289,24 @@ class KeyedReduction {
     std::int64_t n, index;
     std::uint64_t hash;
     std::int32_t from = 0, reserved = 0;
+    std::uint64_t check = 0;  // sum of Mix(index) over the contributions it covers
   };
   struct Domain {
     bool has = false;
     T value{};
     std::int64_t n = 0;
+    std::uint64_t check = 0;
   };
+
+  // A 64-bit mix of an order index: the head compares the sum over what it received with
+  // the sum over 0..count-1, so an index contributed twice (and another missing) on
+  // different ranks is caught for commutative keys too.
+  static std::uint64_t Mix(std::int64_t index) {
+    std::uint64_t z = static_cast<std::uint64_t>(index) + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
   struct Key {
     std::uint64_t gen = 0;
     std::unique_ptr<detail::OpHolderBase<T>> op;
@@ -311,6 +324,7 @@ class KeyedReduction {
     std::vector<std::pair<std::int64_t, T>> out_items;  // ordered: (index, value) not yet sent
     // reducer
     std::int64_t received = 0, pending_n = 0;
+    std::uint64_t received_check = 0, pending_check = 0;
     bool has_acc = false, has_pending = false, finished = false, released = false;
     T acc{}, pending{};
     std::vector<T> items;
@@ -378,14 +392,20 @@ class KeyedReduction {
     T rank_value{};
     bool has = false;
     std::int64_t n = 0;
+    std::uint64_t check = 0;
     for (Domain& d : k.domains) {
       if (!d.has) continue;
       Fold(k, rank_value, has, d.value);
       n += d.n;
+      check += d.check;
       ++k.domains_used;
       d = Domain{};
     }
-    if (has) SendTo(MyReducer(k), Message{Kind::partial, key, k.gen, n, -1, k.hash}, &rank_value);
+    if (has) {
+      Message m{Kind::partial, key, k.gen, n, -1, k.hash};
+      m.check = check;
+      SendTo(MyReducer(k), m, &rank_value);
+    }
   }
 
   // acc = acc ∘ value (the first value starts it).
@@ -430,7 +450,10 @@ class KeyedReduction {
   void Flush() {
     for (auto& [key, k] : keys_)
       if (k.has_pending) {
-        SendTo(k.reducers[0], Message{Kind::forward, key, k.gen, k.pending_n, -1, k.hash}, &k.pending);
+        Message m{Kind::forward, key, k.gen, k.pending_n, -1, k.hash};
+        m.check = k.pending_check;
+        k.pending_check = 0;
+        SendTo(k.reducers[0], m, &k.pending);
         k.has_pending = false;
         k.pending_n = 0;
       }
@@ -507,9 +530,11 @@ class KeyedReduction {
       if (!k.is_head) {  // a reducer that forwards at the end of this poll
         Fold(k, k.pending, k.has_pending, value);
         k.pending_n += m.n;
+        k.pending_check += m.check;
         return;
       }
       k.received += m.n;
+      k.received_check += m.check;
       if (k.received > k.count) {
         Fail(m.key, k, where + ": " + std::to_string(k.received) + " contributions for a count of " + std::to_string(k.count));
         return;
@@ -532,6 +557,14 @@ class KeyedReduction {
           result = later;
         }
       } else {
+        std::uint64_t expected = 0;
+        for (std::int64_t i = 0; i < k.count; ++i) expected += Mix(i);
+        if (expected != k.received_check) {
+          Fail(key, k, Where(key, k.gen) + ": " + std::to_string(k.count) +
+                           " contributions arrived, but their order indices do not cover 0.." +
+                           std::to_string(k.count - 1) + " once each (an index was contributed twice)");
+          return;
+        }
         result = k.acc;
       }
     }

@@ -377,6 +377,24 @@ TEST(Keyed, CountExceededOrIndexRepeatedFailsEveryConsumer) {
     EXPECT_NE(error.find("order index 0 was contributed twice"), std::string::npos) << error;
   }
   tributary::testing::Barrier();
+  {
+    // Commutative: index 0 twice and index 1 never — the count is met, the indices are not.
+    KeyOptions o;
+    o.count = Size();
+    o.local = 1;
+    r.Declare(3, tributary::Sum{}, o);
+    r.Contribute(3, Rank() == 1 ? 0 : Rank(), 1);
+    std::string error;
+    while (error.empty()) {
+      try {
+        if (r.Check(3) == TaskStatus::complete) break;
+      } catch (const tributary::Error& e) {
+        error = e.what();
+      }
+    }
+    EXPECT_NE(error.find("do not cover 0.." + std::to_string(Size() - 1) + " once each"), std::string::npos) << error;
+  }
+  tributary::testing::Barrier();
 }
 
 TEST(Keyed, WatchdogNamesTheKeyAndTheCountReached) {
