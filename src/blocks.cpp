@@ -232,11 +232,15 @@ std::vector<int> BlockPartners::OutLink(int call, int gid) const {
 // ---------------------------------------------------------------------------------------
 // BlockProxy
 
+std::string BlockProxy::Where() const {
+  return engine_ ? engine_->Where(gid_, call_) : "block " + std::to_string(gid_) + ", round " + std::to_string(call_);
+}
+
 void BlockProxy::Append(int to, const void* data, std::size_t bytes) {
   if (std::find(out_.begin(), out_.end(), to) == out_.end()) {
     std::string link;
     for (int g : out_) link += " " + std::to_string(g);
-    throw UsageError(where_ + ": enqueue to block " + std::to_string(to) + ", which is not a partner in this round (out-link:" +
+    throw UsageError(Where() + ": enqueue to block " + std::to_string(to) + ", which is not a partner in this round (out-link:" +
                      (link.empty() ? std::string(" none") : link) + ")");
   }
   auto& buf = outgoing_[to];
@@ -248,7 +252,7 @@ void BlockProxy::Take(int from, void* data, std::size_t bytes) {
   auto it = incoming_.find(from);
   std::size_t& pos = read_[from];
   if (it == incoming_.end() || it->second.size() - pos < bytes)
-    throw UsageError(where_ + ": dequeue of " + std::to_string(bytes) + " bytes from block " + std::to_string(from) +
+    throw UsageError(Where() + ": dequeue of " + std::to_string(bytes) + " bytes from block " + std::to_string(from) +
                      (it == incoming_.end() ? std::string(", which is not in the in-link")
                                             : ", which has " + std::to_string(it->second.size() - pos) + " left"));
   if (bytes) std::memcpy(data, it->second.data() + pos, bytes);
@@ -384,6 +388,25 @@ void BlockEngine::Start(const std::vector<void*>& blocks) {
   }
 }
 
+const BlockEngine::Links& BlockEngine::LinksOf(int local, int call) {
+  if (links_.empty()) {
+    links_.resize(local_.size());
+    for (std::size_t i = 0; i < local_.size(); ++i) {
+      links_[i].resize(static_cast<std::size_t>(Calls()));
+      for (int c = 0; c < Calls(); ++c) {
+        Links& l = links_[i][static_cast<std::size_t>(c)];
+        const int gid = local_[i];
+        l.runs = Runs(c, gid);
+        if (!l.runs) continue;
+        l.in = Inputs(c, gid);
+        l.out = Outputs(c, gid);
+        for (int from : l.in) l.remote_in = l.remote_in || partners_.Grid().Owner(from) != rank_;
+      }
+    }
+  }
+  return links_[static_cast<std::size_t>(local)][static_cast<std::size_t>(call)];
+}
+
 bool BlockEngine::Runs(int call, int gid) const { return all_to_all_ || partners_.Active(call, gid); }
 
 std::vector<int> BlockEngine::Inputs(int call, int gid) const {
@@ -485,25 +508,26 @@ TaskStatus BlockEngine::Round(int local, int call) {
     return SendsDone() ? TaskStatus::complete : TaskStatus::incomplete;
   }
   if (call > s.next_call) return TaskStatus::incomplete;  // an earlier round has not run yet
-  Poll();
-  if (!Runs(call, s.gid)) {
+  const Links& links = LinksOf(local, call);
+  if (links.remote_in || call == last) Poll();  // local inputs are already in the inbox
+  if (!links.runs) {
     ++s.next_call;
     return call < last || SendsDone() ? TaskStatus::complete : TaskStatus::incomplete;
   }
-  const std::vector<int> inputs = Inputs(call, s.gid);
+  const std::vector<int>& inputs = links.in;
   for (int from : inputs)
     if (shared_->stash.find(BlockKey{generation_, call, s.gid, from}) == shared_->stash.end())
       return TaskStatus::incomplete;
   BlockProxy proxy;
   proxy.gid_ = s.gid;
   proxy.call_ = call;
-  proxy.where_ = Where(s.gid, call);
+  proxy.engine_ = this;
   for (int from : inputs) {
     auto it = shared_->stash.find(BlockKey{generation_, call, s.gid, from});
     proxy.incoming_[from] = std::move(it->second);
     shared_->stash.erase(it);
   }
-  const std::vector<int> outputs = Outputs(call, s.gid);
+  const std::vector<int>& outputs = links.out;
   const int blocks = partners_.Grid().Blocks();
   lock.unlock();
 
@@ -533,13 +557,13 @@ TaskStatus BlockEngine::Round(int local, int call) {
       BlockProxy user;
       user.gid_ = s.gid;
       user.call_ = call;
-      user.where_ = proxy.where_;
+      user.engine_ = this;
       user.in_.resize(static_cast<std::size_t>(blocks));
       std::iota(user.in_.begin(), user.in_.end(), 0);
       for (int g : user.in_) user.incoming_[g];
       for (const auto& [from, bundle] : proxy.incoming_)
         ForEachRecord(bundle, [&](int src, int to, const char* data, std::size_t bytes) {
-          if (to != s.gid) throw UsageError(proxy.where_ + ": a record for block " + std::to_string(to) + " arrived here");
+          if (to != s.gid) throw UsageError(proxy.Where() + ": a record for block " + std::to_string(to) + " arrived here");
           auto& in = user.incoming_[src];
           in.insert(in.end(), data, data + bytes);
         });

@@ -162,9 +162,11 @@ class BlockProxy {
   void Append(int to, const void* data, std::size_t bytes);
   void Take(int from, void* data, std::size_t bytes);
 
+  std::string Where() const;
+
   int gid_ = 0;
   int call_ = 0;
-  std::string where_;
+  const detail::BlockEngine* engine_ = nullptr;  // names the object in errors
   std::vector<int> in_, out_;
   std::map<int, std::vector<char>> incoming_;
   std::map<int, std::size_t> read_;
@@ -200,6 +202,14 @@ class BlockEngine {
   struct Message;
   struct State;
   std::string Where(int gid, int call) const;
+  /// The links of local block `local` in `call`, computed once per object.
+  struct Links {
+    std::vector<int> in, out;
+    bool runs = false;
+    bool remote_in = false;  // some input comes from another rank
+  };
+  const Links& LinksOf(int local, int call);
+  friend class tributary::BlockProxy;
   void Poll();
   void Deliver(std::uint64_t generation, int call, int to, int from, std::vector<char> bytes);
   void Send(int call, int from, int to, std::vector<char> bytes);
@@ -219,6 +229,7 @@ class BlockEngine {
   std::uint64_t generation_ = 0;
   std::uint64_t remote_messages_ = 0;
   std::unique_ptr<BlockEngineShared> shared_;
+  std::vector<std::vector<Links>> links_;  // [local][call]
 };
 
 }  // namespace detail
