@@ -1,7 +1,7 @@
 // Block reduction patterns: the grid, the partners of each k-ary step, and the engine that
 // runs one block's calls as non-blocking tasks.
 #include "tributary/blocks.hpp"
-#include "tributary/keyed.hpp"  // AgreedNonce
+#include "tributary/detail/transport.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -281,20 +281,15 @@ struct BlockEngine::State {
 using BlockKey = std::tuple<std::uint64_t, int, int, int>;
 
 struct BlockMessageHeader {
-  std::uint64_t nonce;  // the object's (see AgreedNonce): leftovers of a freed communicator are dropped
   std::uint64_t generation;
   std::int32_t call, to, from, reserved;
 };
 
 struct BlockEngineShared {
+  explicit BlockEngineShared(Context& ctx) : transport(ctx) {}
   std::mutex mutex;
   std::map<BlockKey, std::vector<char>> stash;
-#if TRIBUTARY_HAVE_MPI
-  MPI_Comm comm = MPI_COMM_NULL;
-  std::uint64_t nonce = 0;
-  std::vector<MPI_Request> requests;
-  std::vector<std::vector<char>> buffers;  // alive until their request completes
-#endif
+  Transport transport;  // messages to blocks of other ranks
 };
 
 namespace {
@@ -330,32 +325,18 @@ BlockEngine::BlockEngine(Context& ctx, BlockPartners partners, Callback callback
       partners_(std::move(partners)),
       callback_(std::move(callback)),
       all_to_all_(all_to_all),
-      shared_(std::make_unique<BlockEngineShared>()) {
+      shared_(std::make_unique<BlockEngineShared>(ctx)) {
   name_ = what + (label.empty() ? std::string() : " '" + label + "'");
   rank_ = ctx.Rank();
   if (partners_.Grid().Ranks() != ctx.Size())
     throw UsageError(name_ + ": the grid assigns blocks to " + std::to_string(partners_.Grid().Ranks()) +
                      " ranks, the Context has " + std::to_string(ctx.Size()));
   local_ = partners_.Grid().LocalBlocks(rank_);
-#if TRIBUTARY_HAVE_MPI
-  MPI_Comm_dup(ctx.Comm(), &shared_->comm);
-  shared_->nonce = AgreedNonce(shared_->comm);
-#endif
 }
 
-BlockEngine::~BlockEngine() {
-#if TRIBUTARY_HAVE_MPI
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) {
-    for (MPI_Request& r : shared_->requests) {
-      MPI_Cancel(&r);
-      MPI_Request_free(&r);
-    }
-    if (shared_->comm != MPI_COMM_NULL) MPI_Comm_free(&shared_->comm);
-  }
-#endif
-}
+BlockEngine::~BlockEngine() = default;
+
+std::uint64_t BlockEngine::RemoteMessages() const noexcept { return shared_->transport.RemoteMessages(); }
 
 int BlockEngine::Calls() const noexcept {
   if (all_to_all_) return std::max<int>(static_cast<int>(partners_.Steps().size()), 1) + 1;
@@ -435,62 +416,21 @@ void BlockEngine::Send(int call, int from, int to, std::vector<char> bytes) {
     Deliver(generation_, call, to, from, std::move(bytes));
     return;
   }
-#if TRIBUTARY_HAVE_MPI
-  BlockMessageHeader h{shared_->nonce, generation_, call, to, from, 0};
-  std::vector<char> wire(sizeof h + bytes.size());
-  std::memcpy(wire.data(), &h, sizeof h);
-  if (!bytes.empty()) std::memcpy(wire.data() + sizeof h, bytes.data(), bytes.size());
-  shared_->buffers.push_back(std::move(wire));
-  shared_->requests.push_back(MPI_REQUEST_NULL);
-  const std::vector<char>& w = shared_->buffers.back();
-  const int rc = MPI_Isend(w.data(), static_cast<int>(w.size()), MPI_BYTE, owner, 0, shared_->comm,
-                           &shared_->requests.back());
-  if (rc != MPI_SUCCESS) throw MpiError(rc, Where(from, call - 1) + ": MPI_Isend failed");
-  ++remote_messages_;
-#endif
+  const BlockMessageHeader h{generation_, call, to, from, 0};
+  shared_->transport.Send(owner, &h, sizeof h, bytes.data(), bytes.size());
 }
 
 void BlockEngine::Poll() {
-#if TRIBUTARY_HAVE_MPI
-  for (;;) {
-    int flag = 0;
-    MPI_Message msg;
-    MPI_Status status;
-    MPI_Improbe(MPI_ANY_SOURCE, 0, shared_->comm, &flag, &msg, &status);
-    if (!flag) return;
-    int bytes = 0;
-    MPI_Get_count(&status, MPI_BYTE, &bytes);
-    std::vector<char> wire(static_cast<std::size_t>(bytes));
-    MPI_Mrecv(wire.data(), bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-    BlockMessageHeader h;
+  std::vector<char> wire;
+  BlockMessageHeader h;
+  while (shared_->transport.Receive(wire)) {
     if (wire.size() < sizeof h) continue;
     std::memcpy(&h, wire.data(), sizeof h);
-    if (h.nonce != shared_->nonce) continue;  // left over from a freed communicator the library reused
     Deliver(h.generation, h.call, h.to, h.from, std::vector<char>(wire.begin() + sizeof h, wire.end()));
   }
-#endif
 }
 
-bool BlockEngine::SendsDone() {
-#if TRIBUTARY_HAVE_MPI
-  auto& reqs = shared_->requests;
-  for (std::size_t i = 0; i < reqs.size();) {
-    int done = 0;
-    MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
-    if (done) {
-      reqs[i] = reqs.back();
-      reqs.pop_back();
-      shared_->buffers[i] = std::move(shared_->buffers.back());
-      shared_->buffers.pop_back();
-    } else {
-      ++i;
-    }
-  }
-  return reqs.empty();
-#else
-  return true;
-#endif
-}
+bool BlockEngine::SendsDone() { return shared_->transport.SendsDone(); }
 
 TaskStatus BlockEngine::Round(int local, int call) {
   std::unique_lock<std::mutex> lock(shared_->mutex);

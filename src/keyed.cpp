@@ -1,10 +1,4 @@
-// The transport of keyed (data-driven) collectives: byte messages on the object's own
-// communicator, received by matched probe; messages to this rank stay in memory.
-#include <atomic>
-#include <cstring>
-#include <deque>
-#include <random>
-
+// Keyed (data-driven) collectives: the CPU -> NUMA domain map from hwloc.
 #include "tributary/keyed.hpp"
 
 #if TRIBUTARY_HAVE_HWLOC
@@ -15,102 +9,6 @@
 #endif
 
 namespace tributary::detail {
-
-struct KeyedTransport::Impl {
-  std::deque<std::vector<char>> self;
-#if TRIBUTARY_HAVE_MPI
-  MPI_Comm comm = MPI_COMM_NULL;
-  std::uint64_t nonce = 0;  // the same on every rank; messages without it are dropped
-  std::vector<MPI_Request> requests;
-  std::vector<std::vector<char>> buffers;  // alive until their request completes
-#endif
-};
-
-KeyedTransport::KeyedTransport(Context& ctx) : impl_(std::make_unique<Impl>()) {
-  rank_ = ctx.Rank();
-  size_ = ctx.Size();
-#if TRIBUTARY_HAVE_MPI
-  MPI_Comm_dup(ctx.Comm(), &impl_->comm);
-  impl_->nonce = AgreedNonce(impl_->comm);
-#endif
-}
-
-KeyedTransport::~KeyedTransport() {
-#if TRIBUTARY_HAVE_MPI
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) {
-    for (MPI_Request& r : impl_->requests) {
-      MPI_Cancel(&r);
-      MPI_Request_free(&r);
-    }
-    if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
-  }
-#endif
-}
-
-void KeyedTransport::Send(int rank, std::vector<char> bytes) {
-  if (rank == rank_) {
-    impl_->self.push_back(std::move(bytes));
-    return;
-  }
-#if TRIBUTARY_HAVE_MPI
-  bytes.insert(bytes.begin(), reinterpret_cast<const char*>(&impl_->nonce),
-               reinterpret_cast<const char*>(&impl_->nonce) + sizeof impl_->nonce);
-  impl_->buffers.push_back(std::move(bytes));
-  impl_->requests.push_back(MPI_REQUEST_NULL);
-  const std::vector<char>& w = impl_->buffers.back();
-  const int rc = MPI_Isend(w.data(), static_cast<int>(w.size()), MPI_BYTE, rank, 0, impl_->comm, &impl_->requests.back());
-  if (rc != MPI_SUCCESS) throw MpiError(rc, "keyed collective: MPI_Isend failed");
-  ++remote_;
-#endif
-}
-
-bool KeyedTransport::Receive(std::vector<char>& bytes) {
-  if (!impl_->self.empty()) {
-    bytes = std::move(impl_->self.front());
-    impl_->self.pop_front();
-    return true;
-  }
-#if TRIBUTARY_HAVE_MPI
-  for (;;) {
-    int flag = 0;
-    MPI_Message msg;
-    MPI_Status status;
-    MPI_Improbe(MPI_ANY_SOURCE, 0, impl_->comm, &flag, &msg, &status);
-    if (!flag) return false;
-    int n = 0;
-    MPI_Get_count(&status, MPI_BYTE, &n);
-    bytes.resize(static_cast<std::size_t>(n));
-    MPI_Mrecv(bytes.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
-    std::uint64_t nonce = 0;
-    if (bytes.size() >= sizeof nonce) std::memcpy(&nonce, bytes.data(), sizeof nonce);
-    if (nonce != impl_->nonce) continue;  // left over from a freed communicator the library reused
-    bytes.erase(bytes.begin(), bytes.begin() + sizeof nonce);
-    return true;
-  }
-#else
-  return false;
-#endif
-}
-
-#if TRIBUTARY_HAVE_MPI
-std::uint64_t AgreedNonce(MPI_Comm comm) {
-  // An MPI library may give a new communicator the context of one freed before; messages
-  // sent on the old one and never received would then match. Every message carries this
-  // object's nonce, drawn on rank 0 and broadcast, so such leftovers are recognised.
-  static std::atomic<std::uint64_t> counter{0};
-  std::uint64_t nonce = 0;
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  if (rank == 0) {
-    std::random_device rd;
-    nonce = (static_cast<std::uint64_t>(rd()) << 32 ^ rd()) + 0x9E3779B97F4A7C15ull * ++counter;
-  }
-  MPI_Bcast(&nonce, 1, MPI_UINT64_T, 0, comm);
-  return nonce;
-}
-#endif
 
 std::vector<int> CpuDomains() {
   std::vector<int> domain;
@@ -145,27 +43,6 @@ int CurrentCpu() {
   return sched_getcpu();
 #else
   return -1;
-#endif
-}
-
-bool KeyedTransport::SendsDone() {
-#if TRIBUTARY_HAVE_MPI
-  auto& reqs = impl_->requests;
-  for (std::size_t i = 0; i < reqs.size();) {
-    int done = 0;
-    MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
-    if (done) {
-      reqs[i] = reqs.back();
-      reqs.pop_back();
-      impl_->buffers[i] = std::move(impl_->buffers.back());
-      impl_->buffers.pop_back();
-    } else {
-      ++i;
-    }
-  }
-  return reqs.empty();
-#else
-  return true;
 #endif
 }
 

@@ -196,7 +196,7 @@ class BlockEngine {
   const std::vector<int>& Local() const noexcept { return local_; }
   std::uint64_t Generation() const noexcept { return generation_; }
   /// Messages this object sent through MPI so far (the others stayed on the rank).
-  std::uint64_t RemoteMessages() const noexcept { return remote_messages_; }
+  std::uint64_t RemoteMessages() const noexcept;
 
  private:
   struct Message;
@@ -227,7 +227,6 @@ class BlockEngine {
   std::vector<int> local_;
   std::vector<std::unique_ptr<State>> states_;
   std::uint64_t generation_ = 0;
-  std::uint64_t remote_messages_ = 0;
   std::unique_ptr<BlockEngineShared> shared_;
   std::vector<std::vector<Links>> links_;  // [local][call]
 };

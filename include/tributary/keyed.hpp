@@ -20,6 +20,7 @@
 
 #include "tributary/context.hpp"
 #include "tributary/detail/op_holder.hpp"
+#include "tributary/detail/transport.hpp"
 #include "tributary/detail/type_name.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/ops.hpp"
@@ -61,39 +62,11 @@ struct HasTypeMap : std::false_type {};
 template <class T>
 struct HasTypeMap<T, std::void_t<typename TypeMap<T>::type>> : std::true_type {};
 
-/// Point-to-point messages of a keyed object on its own communicator; messages to this
-/// rank stay in memory.
-class KeyedTransport {
- public:
-  explicit KeyedTransport(Context& ctx);
-  ~KeyedTransport();
-  KeyedTransport(const KeyedTransport&) = delete;
-  KeyedTransport& operator=(const KeyedTransport&) = delete;
-  void Send(int rank, std::vector<char> bytes);
-  /// The next message that has arrived, or false.
-  bool Receive(std::vector<char>& bytes);
-  bool SendsDone();
-  int Rank() const noexcept { return rank_; }
-  int Size() const noexcept { return size_; }
-  std::uint64_t RemoteMessages() const noexcept { return remote_; }
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-  int rank_ = 0, size_ = 1;
-  std::uint64_t remote_ = 0;
-};
-
 /// Per CPU (by OS index) the index of its NUMA node (or package), from hwloc; empty
 /// without hwloc. HWLOC_SYNTHETIC names a synthetic topology.
 std::vector<int> CpuDomains();
 /// The CPU this thread runs on now, or -1.
 int CurrentCpu();
-#if TRIBUTARY_HAVE_MPI
-/// A number drawn on rank 0 of `comm` and broadcast (collective): tags one object's
-/// messages.
-std::uint64_t AgreedNonce(MPI_Comm comm);
-#endif
 
 }  // namespace detail
 
@@ -372,10 +345,7 @@ class KeyedReduction {
 
   void SendTo(int rank, Message m, const void* value, std::size_t bytes = sizeof(T)) {
     m.from = transport_.Rank();
-    std::vector<char> wire(sizeof m + bytes);
-    std::memcpy(wire.data(), &m, sizeof m);
-    if (bytes) std::memcpy(wire.data() + sizeof m, value, bytes);
-    transport_.Send(rank, std::move(wire));
+    transport_.Send(rank, &m, sizeof m, value, bytes);
   }
 
   // This thread's domain accumulator (one domain without hwloc).
@@ -576,7 +546,7 @@ class KeyedReduction {
   }
 
   Context* ctx_;
-  detail::KeyedTransport transport_;
+  detail::Transport transport_;
   std::vector<int> domain_of_cpu_;  // hwloc: CPU -> NUMA domain
   std::string name_;
   mutable std::mutex mutex_;

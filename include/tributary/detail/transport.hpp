@@ -1,0 +1,48 @@
+// Point-to-point byte messages for objects that talk rank to rank outside the collective
+// schedules (keyed collectives, block patterns).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "tributary/config.hpp"
+#include "tributary/context.hpp"
+
+namespace tributary::detail {
+
+/// Byte messages between the ranks of a Context on a communicator of the object's own
+/// (duplicated at construction, collective; freed with it), received by matched probe;
+/// every message carries a nonce agreed at construction, so leftovers of a freed
+/// communicator the MPI library reused are dropped. Messages to this rank stay in memory.
+/// Used by the keyed collectives and the block patterns.
+class Transport {
+ public:
+  explicit Transport(Context& ctx);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+  /// Sends `head` followed by `body` (either may be empty) as one message to `rank`.
+  void Send(int rank, const void* head, std::size_t head_bytes, const void* body, std::size_t body_bytes);
+  /// The next message that has arrived, or false.
+  bool Receive(std::vector<char>& bytes);
+  bool SendsDone();
+  int Rank() const noexcept { return rank_; }
+  int Size() const noexcept { return size_; }
+  std::uint64_t RemoteMessages() const noexcept { return remote_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int rank_ = 0, size_ = 1;
+  std::uint64_t remote_ = 0;
+};
+
+#if TRIBUTARY_HAVE_MPI
+/// A number drawn on rank 0 of `comm` and broadcast (collective): tags one object's
+/// messages.
+std::uint64_t AgreedNonce(MPI_Comm comm);
+#endif
+
+}  // namespace tributary::detail
