@@ -149,7 +149,7 @@ class KeyedReduction {
       for (auto& m : msgs) Handle(m);
     }
     if (k.is_head && k.count == 0) Finish(key, k);
-    Flush();
+    PollLocked();
   }
 
   /// Contributes `value` with order index `index` to the current generation of `key`
@@ -174,10 +174,12 @@ class KeyedReduction {
     ++k.contributed;
     if (k.ordered) {  // to the head with the index, at the next poll
       k.out_items.emplace_back(index, value);
+      unsent_.insert(key);
     } else {  // folded in the accumulator of the NUMA domain this thread runs on
       Domain& d = DomainOf(k);
       Fold(k, d.value, d.has, value);
       ++d.n;
+      if (k.local < 0) unsent_.insert(key);
       d.check += Mix(index);
       if (k.local >= 0 && k.contributed == k.local) SendDomains(key, k);
     }
@@ -399,7 +401,8 @@ class KeyedReduction {
 
   // This rank's contributions since the last poll, one message per key.
   void SendOut() {
-    for (auto& [key, k] : keys_) {
+    for (std::uint64_t key : unsent_) {
+      Key& k = keys_[key];
       if (!k.out_items.empty()) {
         std::vector<char> payload(k.out_items.size() * (sizeof(std::int64_t) + sizeof(T)));
         char* at = payload.data();
@@ -416,9 +419,11 @@ class KeyedReduction {
     }
   }
 
-  // Non-head reducers forward what they combined since the last poll as one message.
+  // Non-head reducers forward what they combined since the last poll as one message. Only
+  // the keys with something unsent are visited (a poll costs nothing per idle key).
   void Flush() {
-    for (auto& [key, k] : keys_)
+    for (std::uint64_t key : unsent_) {
+      Key& k = keys_[key];
       if (k.has_pending) {
         Message m{Kind::forward, key, k.gen, k.pending_n, -1, k.hash};
         m.check = k.pending_check;
@@ -427,6 +432,8 @@ class KeyedReduction {
         k.has_pending = false;
         k.pending_n = 0;
       }
+    }
+    unsent_.clear();
   }
 
   void Fail(std::uint64_t key, Key& k, const std::string& text) {
@@ -500,6 +507,7 @@ class KeyedReduction {
       if (!k.is_head) {  // a reducer that forwards at the end of this poll
         Fold(k, k.pending, k.has_pending, value);
         k.pending_n += m.n;
+        unsent_.insert(m.key);
         k.pending_check += m.check;
         return;
       }
@@ -551,6 +559,7 @@ class KeyedReduction {
   std::string name_;
   mutable std::mutex mutex_;
   std::map<std::uint64_t, Key> keys_;
+  std::set<std::uint64_t> unsent_;  // keys with contributions or forwards not yet sent
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::vector<char>>> stash_;
 };
 
