@@ -8,23 +8,38 @@
 #   *.png        latency vs message size per schedule (with the lower bound at 2 ranks),
 #                overlap, determinism cost, regional combine vs per-list reductions
 #
-#   scripts/run-benchmarks.sh [--quick] [--out DIR]     (default DIR: results/<date-time>)
+#   scripts/run-benchmarks.sh [--quick | --full] [--out DIR]  (default DIR: results/<date-time>)
 #
-# --quick runs every benchmark with a few iterations and messages up to 1 MiB: a check that
-# everything runs, not figures to quote. Every ratio is measured side by side in one run.
+# The default run measures messages up to 16 MiB per rank (reference 004 up to 16M ints) at
+# 1 to 4 ranks. --full adds reference 004's 256M-int row (where it fits in memory) and 8
+# ranks (latency and reference 004, oversubscribed on this machine). --quick runs every
+# benchmark with a few iterations and messages up to 1 MiB: a check that everything runs,
+# not figures to quote. Every ratio is measured side by side in one run. Progress (which
+# benchmark, how many of how many, the time so far) goes to stderr.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 quick=()
+full=0
 out="$root/results/$(date +%Y%m%d-%H%M%S)"
 while (($#)); do
   case "$1" in
     --quick) quick=(--quick) ;;
-    --out) out="$2"; shift ;;
-    *) echo "usage: scripts/run-benchmarks.sh [--quick] [--out DIR]" >&2; exit 2 ;;
+    --full) full=1 ;;
+    --out) [[ $# -ge 2 ]] || { echo "--out needs a folder" >&2; exit 2; }; out="$2"; shift ;;
+    *) echo "usage: scripts/run-benchmarks.sh [--quick | --full] [--out DIR]" >&2; exit 2 ;;
   esac
   shift
 done
+if ((full)) && ((${#quick[@]})); then
+  echo "run-benchmarks.sh: --quick and --full exclude each other" >&2
+  exit 2
+fi
+# The largest message per rank: 64 MiB (16M ints) by default, no limit with --full.
+limit=(--max-bytes $((64 << 20)))
+((full)) && limit=()
+ranks004="2 4"
+((full)) && ranks004="2 4 8"
 "$here/install-deps.sh"
 export TRIBUTARY_BUILD="${TRIBUTARY_BENCH_BUILD:-$root/build/release}"
 source "$here/common.sh"
@@ -38,14 +53,22 @@ summary="$out/summary.md"
 {
   echo "# Tributary benchmarks"
   echo
-  echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r); ${quick[*]:-full run}"
+  mode="default run"
+  ((${#quick[@]})) && mode="--quick"
+  ((full)) && mode="--full"
+  echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r); $mode"
 } >"$summary"
 b="$TRIBUTARY_BUILD/bench"
 
+# The number of sections this run has (kept in step with the calls below) and a clock.
+total=$((17 + (full ? 1 : 0)))
+done_sections=0
+started=$SECONDS
 section() {  # section TITLE COMMAND...: runs it, appends its stdout to the summary
   local title="$1"
   shift
-  echo "=== $title" >&2
+  done_sections=$((done_sections + 1))
+  printf '=== [%d/%d, %d s so far] %s\n' "$done_sections" "$total" $((SECONDS - started)) "$title" >&2
   { echo; echo "## $title"; echo; "$@" 2>/dev/null; } >>"$summary"
 }
 
@@ -62,11 +85,22 @@ section "Reductions at 2 ranks" "${np2[@]}" "$b/core/bench_reductions" "${quick[
 section "Device partials at 1 rank" "${np1[@]}" "$b/device/bench_device" "${quick[@]}" --csv "$out/device.csv"
 section "Block patterns at 2 ranks" "${np2[@]}" "$b/blocks/bench_blocks" "${quick[@]}" --csv "$out/blocks.csv"
 section "Keyed collectives at 2 ranks" "${np2[@]}" "$b/keyed/bench_keyed" "${quick[@]}" --csv "$out/keyed.csv"
-section "Schedules at 2 ranks" "${np2[@]}" "$b/schedules/bench_schedules" "${quick[@]}" --csv "$out/schedules.csv"
-for s in latency reduce004 selection; do
-  section "Schedules at 4 ranks: $s" "${np4[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
-    --csv "$out/schedules.csv"
+for s in latency overlap selection determinism; do
+  section "Schedules at 2 ranks: $s" "${np2[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
+    "${limit[@]}" --csv "$out/schedules.csv"
 done
+for s in latency selection; do
+  section "Schedules at 4 ranks: $s" "${np4[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
+    "${limit[@]}" --csv "$out/schedules.csv"
+done
+if ((full)); then
+  tributary_launcher 8
+  section "Schedules at 8 ranks: latency" "${TRIBUTARY_LAUNCH[@]}" "$b/schedules/bench_schedules" \
+    --section latency "${limit[@]}" --csv "$out/schedules.csv"
+fi
+# Reference 004's table through its front end (the same benchmark code, at $ranks004 ranks).
+section "Reference 004" "$root/example_apps/reference004/reference004.sh" --build "$TRIBUTARY_BUILD" \
+  --ranks "$ranks004" "${quick[@]}" "${limit[@]}" --csv "$out/reference004.csv"
 for n in 2 3 4; do
   launch="np$n[@]"
   section "Tuner at $n ranks" "${!launch}" "$b/tune/tributary-tune" "${quick[@]}" --output "$out/tuned-np$n.json" \
