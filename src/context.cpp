@@ -11,6 +11,10 @@
 #include "tributary/errors.hpp"
 #include "tributary/tasks/sweep.hpp"
 
+#if TRIBUTARY_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
 namespace tributary {
 namespace detail {
 
@@ -58,9 +62,55 @@ MPI_Comm DupOwned(MPI_Comm comm, int* created) {
   return dup;
 }
 
+// Where this rank runs: the hwloc logical index of the first PU of the calling thread's
+// binding (the thread that makes the Context, which drives the reductions; a launcher's
+// binding covers it). hwloc numbers PUs depth-first, so ranks bound to PUs that share a
+// core, a cache, a NUMA domain or a package have neighbouring positions. -1 when unknown:
+// without hwloc, or when the thread is not bound to a strict subset of the machine.
+int BoundPosition() {
+  int position = -1;
+#if TRIBUTARY_HAVE_HWLOC
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return position;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  if (set && hwloc_topology_load(topo) == 0 && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_THREAD) == 0 &&
+      !hwloc_bitmap_iszero(set) && !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), set)) {
+    const int first = hwloc_bitmap_first(set);
+    if (hwloc_obj_t pu = first < 0 ? nullptr : hwloc_get_pu_obj_by_os_index(topo, static_cast<unsigned>(first)))
+      position = static_cast<int>(pu->logical_index);
+  }
+  hwloc_bitmap_free(set);
+  hwloc_topology_destroy(topo);
+#endif
+  return position;
+}
+
+// The node's ranks in hardware order for commutative combines (NodeLayout::by_hardware):
+// the leader first, then the others by BoundPosition. Made only where that order differs
+// from rank order and every rank of the node knows its position; collective over the node.
+void AddHardwareOrder(NodeLayout* nodes, int local, int* created) {
+  int local_size = 1;
+  CheckMpi(MPI_Comm_size(nodes->node, &local_size), "MPI_Comm_size");
+  if (local_size < 3) return;  // the leader and one other: hardware order is rank order
+  const int mine = local == 0 ? -1 : BoundPosition();
+  std::vector<int> pos(static_cast<std::size_t>(local_size));
+  CheckMpi(MPI_Allgather(&mine, 1, MPI_INT, pos.data(), 1, MPI_INT, nodes->node), "MPI_Allgather");
+  bool known = true, differs = false;
+  for (std::size_t i = 1; i < pos.size(); ++i) {
+    known = known && pos[i] >= 0;
+    differs = differs || (i > 1 && pos[i] < pos[i - 1]);
+  }
+  if (!known || !differs) return;
+  // Ties (ranks bound to the same first PU) keep rank order: MPI_Comm_split sorts by key,
+  // then by rank in the node.
+  CheckMpi(MPI_Comm_split(nodes->node, 0, mine, &nodes->by_hardware), "MPI_Comm_split");
+  ++*created;
+  CheckMpi(MPI_Comm_set_errhandler(nodes->by_hardware, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+}
+
 // The node layout of `comm`: shared-memory groups, or virtual nodes of `per_node` ranks.
 std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, int per_node,
-                                           int* created) {
+                                           bool hardware_order, int* created) {
   auto nodes = std::make_unique<NodeLayout>();
   if (per_node > 0)
     CheckMpi(MPI_Comm_split(comm, rank / per_node, rank, &nodes->node), "MPI_Comm_split");
@@ -71,6 +121,7 @@ std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, in
   CheckMpi(MPI_Comm_set_errhandler(nodes->node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   int local = 0;
   CheckMpi(MPI_Comm_rank(nodes->node, &local), "MPI_Comm_rank");
+  if (hardware_order) AddHardwareOrder(nodes.get(), local, created);
   CheckMpi(MPI_Comm_split(comm, local == 0 ? 0 : MPI_UNDEFINED, rank, &nodes->leaders),
            "MPI_Comm_split");
   int index = 0;
@@ -331,7 +382,7 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   d.slot_used.assign(static_cast<std::size_t>(pool), 0);
   if (d.options.schedule_params.node_aware || d.options.ranks_per_node > 0)
     d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
-                                     &d.comms_created);
+                                     d.options.hardware_node_order, &d.comms_created);
   // A tree that tests the node layout costs one temporary communicator here (freed at once).
   using Pred = SelectionTree::Pred;
   d.facts = detail::NodeFacts(comm, d.size, d.nodes.get(),
@@ -344,7 +395,8 @@ Context::Context(MPI_Comm comm, ContextOptions options)
     node_aware_leaf = node_aware_leaf || d.selection[c].UsesNodeAware();
   }
   if (node_aware_leaf && !d.nodes && d.facts.node_count > 1 && d.facts.node_count < d.size)
-    d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, 0, &d.comms_created);
+    d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, 0, d.options.hardware_node_order,
+                                     &d.comms_created);
   const char* log = std::getenv("TRIBUTARY_LOG");
   d.log_selection = log && std::strstr(log, "selection");
   if (d.options.progress == ProgressPolicy::thread) {
@@ -393,6 +445,7 @@ Context::~Context() {
   if (d.nodes) {
     if (d.nodes->node != MPI_COMM_NULL) MPI_Comm_free(&d.nodes->node);
     if (d.nodes->leaders != MPI_COMM_NULL) MPI_Comm_free(&d.nodes->leaders);
+    if (d.nodes->by_hardware != MPI_COMM_NULL) MPI_Comm_free(&d.nodes->by_hardware);
   }
   if (d.p2p != MPI_COMM_NULL) MPI_Comm_free(&d.p2p);
   if (d.ctrl != MPI_COMM_NULL) MPI_Comm_free(&d.ctrl);
@@ -417,6 +470,14 @@ int Context::NodeCount() const noexcept {
   if (impl_->nodes) return impl_->nodes->count;
 #endif
   return 1;
+}
+
+bool Context::NodeInHardwareOrder() const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  return impl_->nodes && impl_->nodes->by_hardware != MPI_COMM_NULL;
+#else
+  return false;
+#endif
 }
 
 int Context::LiveObjects() const noexcept {

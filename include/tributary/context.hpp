@@ -90,6 +90,12 @@ struct ContextOptions {
   /// node (to try the form on one machine). The node communicators are created with the
   /// Context when node_aware is set or ranks_per_node > 0.
   int ranks_per_node = 0;
+  /// Within a node of three or more ranks, combine a commutative operator in the order of
+  /// the cores the ranks are bound to (hwloc: ranks that share a core, cache, NUMA domain
+  /// or package combine first), the leader first; non-commutative operators always combine
+  /// in rank order. Needs hwloc and bound ranks (e.g. mpiexec --bind-to core); costs one
+  /// more communicator per node where the order differs from rank order.
+  bool hardware_node_order = true;
   /// Progress policy, and the pause of the progress thread between its passes.
   ProgressPolicy progress = ProgressPolicy::polling;
   std::chrono::microseconds progress_interval{20};
@@ -153,6 +159,9 @@ class Context {
   int LiveObjects() const noexcept;
   /// Number of nodes of the two-level form (1 when the Context has no node layout).
   int NodeCount() const noexcept;
+  /// Whether this rank's node combines commutative operators in hardware order
+  /// (ContextOptions::hardware_node_order and a binding that differs from rank order).
+  bool NodeInHardwareOrder() const noexcept;
   /// Number of communicators this Context has created so far (constant after construction).
   int CommunicatorsCreated() const noexcept;
 

@@ -749,9 +749,12 @@ bool NodeAwareSchedule::Rearm(const ScheduleArgs& args) {
 }
 
 namespace {
+// Within the node: rooted at the leader (rank 0 of both node communicators), in hardware
+// order for a commutative operator where the layout has one.
 ScheduleArgs IntraArgs(const ScheduleArgs& args) {
   ScheduleArgs intra = args;
-  intra.comm = args.nodes->node;
+  intra.comm = args.payload.commutative && args.nodes->by_hardware != MPI_COMM_NULL ? args.nodes->by_hardware
+                                                                                    : args.nodes->node;
   intra.nodes = nullptr;
   intra.root = 0;
   intra.params.node_aware = false;

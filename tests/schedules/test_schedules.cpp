@@ -4,6 +4,9 @@
 // several schedules are in flight at once in different orders; the node-aware form runs
 // over virtual nodes (2 x 2 at 4 ranks, 2 + 1 at 3 ranks).
 #include <gtest/gtest.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -462,6 +465,77 @@ TEST(Schedules, BadParametersAreClearErrors) {
     o.ranks_per_node = -1;
     EXPECT_THROW(tributary::Context ctx(o), tributary::UsageError);
   }
+}
+
+// Virtual nodes of 3 ranks whose second and third ranks are bound to CPUs in reverse
+// order: with hardware_node_order a commutative operator combines within the node in
+// hardware order (one more communicator on such a node), a non-commutative one still in
+// rank order; results are right either way, for allreduce and for a reduce to every root.
+TEST(Schedules, NodesCombineInHardwareOrderWhereBound) {
+#if defined(__linux__) && TRIBUTARY_HAVE_HWLOC
+  // The CPUs of all ranks together (a launcher may have bound each rank to one); this
+  // thread is then bound to one of them.
+  cpu_set_t original, any;
+  ASSERT_EQ(sched_getaffinity(0, sizeof original, &original), 0);
+  MPI_Allreduce(&original, &any, static_cast<int>(sizeof any), MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &any)) cpus.push_back(c);
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  const int local = Rank() % 3, node_size = std::min(3, Size() - Rank() / 3 * 3);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus[local == 1 ? 1 : 0], &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  int comms[2] = {0, 0};
+  for (bool hardware : {false, true}) {
+    tributary::ContextOptions o;
+    o.ranks_per_node = 3;
+    o.schedule_params.node_aware = true;
+    o.hardware_node_order = hardware;
+    o.allreduce_schedule = ScheduleKind::binomial;
+    o.reduce_schedule = ScheduleKind::binomial;
+    tributary::Context ctx(o);
+    comms[hardware] = ctx.CommunicatorsCreated();
+    TRIBUTARY_EXPECT_ALL(ctx.NodeInHardwareOrder() == (hardware && node_size == 3));
+    // Integer sums are exact in any order; float sums must agree bitwise on every rank.
+    tributary::AllReduce<std::vector<long>> sum(ctx, "sum");
+    tributary::AllReduce<std::vector<double>> fsum(ctx, "float sum");
+    tributary::AllReduce<std::vector<Perm>> perms(ctx, "permutations");
+    tributary::Reduce<std::vector<long>> to_root(ctx, "reduce");
+    const std::size_t n = 1000;
+    for (int gen = 0; gen < 3; ++gen) {
+      sum.val.assign(n, Rank() + 1 + gen);
+      fsum.val.resize(n);
+      for (std::size_t i = 0; i < n; ++i) fsum.val[i] = 1.0 / (Rank() + 1 + static_cast<double>(i) * 1e-3);
+      perms.val.resize(n);
+      for (std::size_t i = 0; i < n; ++i) perms.val[i] = PermOf(Rank(), i);
+      sum.StartReduce(tributary::Sum{});
+      fsum.StartReduce(tributary::Sum{});
+      perms.StartReduce(PermCompose{});
+      Wait(ctx, sum);
+      Wait(ctx, fsum);
+      Wait(ctx, perms);
+      const long expect = static_cast<long>(Size()) * (Size() + 1) / 2 + static_cast<long>(Size()) * gen;
+      TRIBUTARY_EXPECT_ALL(std::all_of(sum.val.begin(), sum.val.end(), [&](long v) { return v == expect; }));
+      TRIBUTARY_EXPECT_ALL(SameBitsEverywhere(fsum.val));
+      bool ordered = true;
+      for (std::size_t i = 0; ordered && i < n; ++i) ordered = perms.val[i] == PermProduct(i);
+      TRIBUTARY_EXPECT_ALL(ordered);
+    }
+    for (int root = 0; root < Size(); ++root) {
+      to_root.val.assign(n, Rank() + 1);
+      to_root.StartReduce(root, tributary::Sum{});
+      Wait(ctx, to_root);
+      const long expect = Rank() == root ? static_cast<long>(Size()) * (Size() + 1) / 2 : Rank() + 1;
+      TRIBUTARY_EXPECT_ALL(std::all_of(to_root.val.begin(), to_root.val.end(), [&](long v) { return v == expect; }));
+    }
+  }
+  TRIBUTARY_EXPECT_ALL(comms[1] == comms[0] + (node_size == 3 ? 1 : 0));
+  ASSERT_EQ(sched_setaffinity(0, sizeof original, &original), 0);
+#else
+  GTEST_SKIP() << "needs Linux and hwloc";
+#endif
 }
 
 TEST(Schedules, VirtualNodesGroupConsecutiveRanks) {

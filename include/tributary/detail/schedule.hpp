@@ -78,6 +78,10 @@ struct Payload {
 struct NodeLayout {
   MPI_Comm node = MPI_COMM_NULL;     ///< The ranks of this rank's node, in rank order.
   MPI_Comm leaders = MPI_COMM_NULL;  ///< One rank per node (its lowest); null elsewhere.
+  /// The node's ranks with the leader first and the others in the order of the hardware
+  /// they are bound to (hwloc), for commutative combines; null where that is rank order,
+  /// unknown, or ContextOptions::hardware_node_order is off.
+  MPI_Comm by_hardware = MPI_COMM_NULL;
   int count = 1;                     ///< Number of nodes.
   bool contiguous = true;            ///< Every node is a contiguous range of ranks.
   std::vector<int> node_of;          ///< Per rank of the communicator: its node.
