@@ -235,6 +235,8 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   }
   if (impl.size == 1) {
     if (spec_.window) spec_.data = spec_.pack(client_, spec_.window_lo, spec_.window_hi);
+    const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
+    if (spec_.input && bytes) std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
     phase_.store(Phase::in_flight, std::memory_order_release);
     return;  // nothing to send: Check finishes at once
   }
@@ -339,6 +341,7 @@ void ReductionCore::StartSchedule() {
   args.collective = spec_.collective;
   args.root = spec_.root;
   args.data = spec_.data;
+  args.input = spec_.input;
   args.result = spec_.result;
   args.payload = spec_.payload;
   args.params = params_;
@@ -360,6 +363,12 @@ void ReductionCore::StartSchedule() {
     if (staging_.size() < bytes) staging_.resize(bytes);
     if (bytes) std::memcpy(staging_.data(), args.data, bytes);
     args.data = staging_.data();
+  }
+  // The two-level form takes no separate contribution: it starts from the data.
+  if (args.input && args.params.node_aware) {
+    const std::size_t bytes = args.payload.count * args.payload.elem_size;
+    if (bytes) std::memcpy(args.data, args.input, bytes);
+    args.input = nullptr;
   }
   if (!schedule_ || schedule_->Kind() != kind || !schedule_->Rearm(args))
     schedule_ = MakeSchedule(kind, args);

@@ -87,7 +87,8 @@ fi
 
 # The CSV rows: benchmark, ranks, parameter (64K ...), variant, median_s, ... One table for
 # the binomial tree (the reference's algorithm, here for any rank count) and one for the
-# fastest of Tributary's schedules in each cell.
+# fastest of Tributary's schedules in each cell, all started with MPI_Reduce's buffers
+# (StartReduce(root, op, input)); the in-place variant and mpi_library are left out.
 awk -v ranks="$ranks" '
 function parse(line, f,   n, i, c, q, cur) {
   n = 0; cur = ""; q = 0
@@ -107,7 +108,7 @@ NR > 1 {
   t = f[5] + 0  # a number, not the text "2.8e-05"
   if (f[4] == "MPI_Reduce") mpi[key] = t
   if (f[4] == "Reduce binomial") bin[key] = t
-  if (f[4] ~ /^Reduce / && f[4] != "Reduce mpi_library" && (!(key in best) || t < best[key])) {
+  if (f[4] ~ /^Reduce / && f[4] != "Reduce mpi_library" && f[4] !~ / in place$/ && (!(key in best) || t < best[key])) {
     best[key] = t; who[key] = substr(f[4], 8)
   }
 }

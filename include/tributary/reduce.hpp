@@ -32,6 +32,18 @@ class Reduce : public detail::ReductionBase<T> {
     this->StartOnValue(op, Collective::reduce, root);
     return TaskStatus::complete;
   }
+  /// Starts a new generation reducing `input` (this rank's contribution) to `root` with
+  /// `op`: the root's result goes to `val` (resized to `input` for vectors and Views),
+  /// every rank's `input` is left unchanged, and the other ranks' `val` is not touched.
+  /// The separate buffers of MPI_Reduce: a root that keeps its input saves the copy of
+  /// refilling `val` before each start, and Tributary's reduce schedules combine the input
+  /// where the first incoming data lands. `input` must stay alive and unchanged until
+  /// CheckReduce returns complete; passing `val` itself is the in-place start above.
+  template <class Op>
+  TaskStatus StartReduce(int root, Op op, const T& input) {
+    this->StartOnValue(op, Collective::reduce, root, &input);
+    return TaskStatus::complete;
+  }
 };
 
 }  // namespace tributary

@@ -24,7 +24,7 @@ void MpiLibrarySchedule::Start() {
     case Collective::reduce: {
       int rank = 0;
       CheckMpi(MPI_Comm_rank(args_.comm, &rank), "MPI_Comm_rank");
-      const void* send = rank == args_.root ? MPI_IN_PLACE : args_.data;
+      const void* send = rank != args_.root ? args_.data : args_.input ? args_.input : MPI_IN_PLACE;
       CheckMpi(MPI_Ireduce(send, rank == args_.root ? args_.data : nullptr, count, p.elem_type,
                            p.op, args_.root, args_.comm, &request_),
                "MPI_Ireduce");

@@ -154,6 +154,16 @@ void KnomialSchedule::Start() {
   requests_.clear();
   level_ = 0;
   combined_ = 0;
+  // A separate contribution (ScheduleArgs::input) is taken as it is only by the tree's root
+  // with children: its first child's data arrives in Data() and combines with the input
+  // there. Anywhere else it is copied into Data() first.
+  input_ = nullptr;
+  if (args_.input) {
+    if ((phases_ & kReduce) && rank_ == base_ && !tree_.children.empty())
+      input_ = static_cast<const unsigned char*>(args_.input);
+    else if (bytes)
+      std::memcpy(Data(), args_.input, bytes);
+  }
   if (size_ == 1) {
     step_ = Step::done;
     return;
@@ -183,8 +193,12 @@ void KnomialSchedule::PostReduceLevel() {
     pending_.clear();
     combined_ = 0;
     for (int c = begin; c < end; ++c) {
-      pending_.push_back(free_.back());
-      free_.pop_back();
+      if (input_ && c == begin) {  // the first level with children (input_ is used up there)
+        pending_.push_back(Data());  // the first child's data lands where the result goes
+      } else {
+        pending_.push_back(free_.back());
+        free_.pop_back();
+      }
       PostRecv(pending_.back(), bytes, tree_.children[static_cast<std::size_t>(c)], 0);
     }
     return;
@@ -239,8 +253,13 @@ bool KnomialSchedule::Progress() {
         while (combined_ < pending_.size()) {
           if (!Done(&requests_[combined_])) return false;
           unsigned char* other = pending_[combined_];
-          CombineInto(&acc_, &other, count);
-          free_.push_back(other);
+          if (input_ && other == Data()) {
+            Combine(input_, Data(), count);  // Data() = input ∘ first child
+            input_ = nullptr;
+          } else {
+            CombineInto(&acc_, &other, count);
+            free_.push_back(other);
+          }
           ++combined_;
         }
         ++level_;
@@ -315,11 +334,21 @@ void PipelinedTreeSchedule::Start() {
       1, args_.params.segment_bytes / std::max<std::size_t>(1, args_.payload.elem_size));
   nseg_ = std::max<std::size_t>(1, (args_.payload.count + seg_elems_ - 1) / seg_elems_);
   posted_ = combined_ = sunk_posted_ = sunk_ = 0;
+  // A separate contribution (ScheduleArgs::input) is taken as it is by the end of the chain
+  // that holds the result: the child's segments arrive in Data() and combine with the
+  // input there. Anywhere else it is copied into Data() first.
+  input_ = nullptr;
+  if (args_.input) {
+    if (rank_ == args_.root && up_ < 0 && child_ >= 0 && sink_from_ < 0)
+      input_ = static_cast<const unsigned char*>(args_.input);
+    else if (args_.payload.count)
+      std::memcpy(Data(), args_.input, Bytes(args_.payload.count));
+  }
   if (size_ == 1) {
     combined_ = nseg_;
     return;
   }
-  if (child_ >= 0) Scratch(Bytes(seg_elems_) * kWindow);
+  if (child_ >= 0 && !input_) Scratch(Bytes(seg_elems_) * kWindow);
 }
 
 bool PipelinedTreeSchedule::Progress() {
@@ -332,7 +361,8 @@ bool PipelinedTreeSchedule::Progress() {
     // completed.
     while (child_ >= 0 && posted_ < nseg_ && posted_ < combined_ + window &&
            Done(&send_[posted_ % kWindow])) {
-      PostRecv(SlotBuf(posted_), Bytes(SegCount(posted_)), child_, 0, &recv_[posted_ % kWindow]);
+      unsigned char* into = input_ ? Data() + Bytes(SegBegin(posted_)) : SlotBuf(posted_);
+      PostRecv(into, Bytes(SegCount(posted_)), child_, 0, &recv_[posted_ % kWindow]);
       ++posted_;
       moved = true;
     }
@@ -343,7 +373,9 @@ bool PipelinedTreeSchedule::Progress() {
       if (up_ >= 0 && !Done(&send_[slot])) break;
       unsigned char* mine = Data() + Bytes(SegBegin(s));
       unsigned char* result = mine;
-      if (child_ >= 0) {
+      if (input_) {
+        Combine(input_ + Bytes(SegBegin(s)), mine, SegCount(s));  // mine = input ∘ child's
+      } else if (child_ >= 0) {
         unsigned char* other = SlotBuf(s);
         CombineInto(&result, &other, SegCount(s));
       }

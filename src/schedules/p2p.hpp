@@ -103,6 +103,7 @@ class KnomialSchedule final : public P2PSchedule {
   std::vector<unsigned char*> free_;     // receive buffers not in use
   std::vector<unsigned char*> pending_;  // this level's receive buffers, in child order
   std::size_t combined_ = 0;             // children of this level combined so far
+  const unsigned char* input_ = nullptr;  // a separate contribution not yet combined
 };
 
 /// Segmented pipelined reduce along a chain (rank p−1 → p−2 → … → 0, or rotated to the
@@ -132,6 +133,7 @@ class PipelinedTreeSchedule final : public P2PSchedule {
   int sink_from_ = -1;        // the root receiving the result from rank 0
   std::size_t seg_elems_ = 1, nseg_ = 0;
   std::size_t posted_ = 0, combined_ = 0, sunk_posted_ = 0, sunk_ = 0;
+  const unsigned char* input_ = nullptr;  // a separate contribution (the chain's end only)
   MPI_Request recv_[kWindow];
   MPI_Request send_[kWindow];
   MPI_Request sink_[kWindow];

@@ -293,6 +293,22 @@ TEST(RankCountIndependent, ValuesContributedAsTheyAreAndHandWiredStarts) {
   ExactSum third;
   for (int q = 0; q < Size(); ++q) third.Add(1e-300 * (q + 1));
   TRIBUTARY_EXPECT_ALL(h.val[1] + h.val[0] == 0.0 && SameBits(h.val[2], third.Round()));
+  // A Reduce from a separate input: the exact sum reads the input, which stays unchanged;
+  // val receives the result on the root only.
+  tributary::Reduce<std::vector<double>> from_input(ctx, "from an input");
+  for (int root = 0; root < Size(); ++root) {
+    const std::vector<double> input = {values[static_cast<std::size_t>(Rank())], 1e-300 * (Rank() + 1)};
+    const std::vector<double> before = input;
+    from_input.val.assign(5, -1.0);
+    from_input.StartReduce(root, tributary::Sum{}, input);
+    Wait(ctx, from_input);
+    ExactSum first;
+    for (int q = 0; q < Size(); ++q) first.Add(values[static_cast<std::size_t>(q)]);
+    const bool ok = Rank() == root ? from_input.val.size() == 2 && SameBits(from_input.val[0], first.Round()) &&
+                                         SameBits(from_input.val[1], third.Round())
+                                   : from_input.val == std::vector<double>(5, -1.0);
+    TRIBUTARY_EXPECT_ALL(ok && input == before);
+  }
   // Operators whose result does not depend on the order run as they are.
   tributary::AllReduce<long> count(ctx, "count");
   count.val = Rank() + 1;

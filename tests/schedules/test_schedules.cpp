@@ -263,6 +263,69 @@ TEST_P(Reduce, ToEveryRootExactlyAndOtherRanksKeepTheirValues) {
   }
 }
 
+// A separate input (MPI_Reduce's buffers): every rank's input stays as it was, the root's
+// val (of another length before) receives the result, the other ranks' val is untouched,
+// and the root's float result has the bits of the in-place start with the same schedule.
+TEST_P(Reduce, SeparateInputStaysUnchangedAndTheRootsValGetsTheResult) {
+  tributary::Context ctx(Opts());
+  tributary::Reduce<std::vector<long>> r(ctx, "input");
+  tributary::Reduce<std::vector<double>> f(ctx, "float input"), g(ctx, "float in place");
+  for (std::size_t n : kCounts) {
+    for (int root = 0; root < Size(); ++root) {
+      std::vector<long> input(n);
+      for (std::size_t i = 0; i < n; ++i) input[i] = static_cast<long>(i % 1000) * (Rank() + 1) - Rank();
+      const std::vector<long> input_before = input;
+      r.val.assign(n + 3, -7);
+      r.StartReduce(root, tributary::Sum{}, input);
+      std::vector<double> finput(n);
+      for (std::size_t i = 0; i < n; ++i) finput[i] = 1.0 / (3.0 + static_cast<double>(i % 97) + Rank());
+      const std::vector<double> finput_before = finput;
+      f.val.assign(2, -1.0);
+      g.val = finput;
+      f.StartReduce(root, tributary::Sum{}, finput);
+      g.StartReduce(root, tributary::Sum{});
+      Wait(ctx, r);
+      Wait(ctx, f);
+      Wait(ctx, g);
+      const long p = Size(), tri = p * (p + 1) / 2, ranks = p * (p - 1) / 2;
+      bool ok = input == input_before && finput == finput_before;
+      if (Rank() == root) {
+        ok = ok && r.val.size() == n && f.val.size() == n &&
+             std::memcmp(f.val.data(), g.val.data(), n * sizeof(double)) == 0;
+        for (std::size_t i = 0; ok && i < n; ++i) ok = r.val[i] == static_cast<long>(i % 1000) * tri - ranks;
+      } else {
+        ok = ok && r.val == std::vector<long>(n + 3, -7) && f.val == std::vector<double>(2, -1.0);
+      }
+      TRIBUTARY_EXPECT_ALL(ok);
+    }
+  }
+}
+
+// The same with a user operator (the packed path) that does not commute.
+TEST_P(Reduce, SeparateInputWithANonCommutativeOperator) {
+  tributary::Context ctx(Opts());
+  tributary::Reduce<std::vector<Perm>> r(ctx, "permutations from an input");
+  for (std::size_t n : {std::size_t(1), std::size_t(9), std::size_t(3001)}) {
+    for (int root = 0; root < Size(); ++root) {
+      std::vector<Perm> input(n);
+      for (std::size_t i = 0; i < n; ++i) input[i] = PermOf(Rank(), i);
+      const std::vector<Perm> before = input;
+      r.val.assign(1, Perm::Of(1));
+      const std::vector<Perm> val_before = r.val;
+      r.StartReduce(root, PermCompose{}, input);
+      Wait(ctx, r);
+      bool ok = input == before;
+      if (Rank() == root) {
+        ok = ok && r.val.size() == n;
+        for (std::size_t i = 0; ok && i < n; ++i) ok = r.val[i] == PermProduct(i);
+      } else {
+        ok = ok && r.val == val_before;
+      }
+      TRIBUTARY_EXPECT_ALL(ok);
+    }
+  }
+}
+
 TEST_P(Reduce, NonCommutativeOperatorsGiveRankOrderWhateverTheRoot) {
   tributary::Context ctx(Opts());
   tributary::Reduce<std::vector<Perm>> r(ctx, "permutations");

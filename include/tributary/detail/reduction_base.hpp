@@ -262,29 +262,39 @@ class ReductionBase {
     if (expected == 0) CombineAndLaunch();
   }
 
-  /// Starts the network phase on `val` directly (the hand-wired pattern).
+  /// Starts the network phase on `val` directly (the hand-wired pattern); with `input`, a
+  /// reduce takes this rank's contribution from there instead (left unchanged; it must
+  /// stay so until the generation completes) and `val` receives the root's result only.
   template <class Op>
-  void StartOnValue(const Op& op, Collective collective, int root) {
+  void StartOnValue(const Op& op, Collective collective, int root, const T* input = nullptr) {
     ValidateRoot(root);
+    if (input == &val) input = nullptr;  // the usual in-place start
     core_->Arm(1);
     where_.store(kOnHost, std::memory_order_relaxed);
     SetGenerationOperator(op);
     collective_ = collective;
     root_ = root;
     core_->Arrive(0);
+    const T& source = input ? *input : val;
     if constexpr (kExactCapable) {
-      if (exact_) {  // val is read when the window is agreed (it is in flight until then)
-        exact_from_val_ = true;
+      if (exact_) {  // the source is read when the window is agreed (in flight until then)
+        exact_source_ = &source;
         std::int64_t lo = kNoBits, hi = -1;
-        const E* in = Traits::Data(val);
-        for (std::size_t k = 0; k < Traits::Size(val); ++k) WidenRange(static_cast<double>(in[k]), &lo, &hi);
-        LaunchExact(Traits::Size(val), lo, hi);
+        const E* in = Traits::Data(source);
+        for (std::size_t k = 0; k < Traits::Size(source); ++k) WidenRange(static_cast<double>(in[k]), &lo, &hi);
+        LaunchExact(Traits::Size(source), lo, hi);
         return;
       }
     }
     // A Reduce's other ranks keep val unchanged (the core copies it where the schedule
-    // would write it).
-    LaunchFrom(val, std::string(), NotRoot());
+    // would write it); so does a separate input on every rank.
+    if (!input) {
+      LaunchFrom(val, std::string(), NotRoot());
+    } else if (NotRoot()) {
+      LaunchFrom(const_cast<T&>(*input), std::string(), true);
+    } else {
+      LaunchFrom(val, std::string(), false, input);
+    }
   }
 
   std::unique_ptr<ReductionCore> core_;
@@ -355,7 +365,7 @@ class ReductionBase {
         for (std::size_t k = 0; k < len; ++k) WidenRange(static_cast<double>(in[k]), &lo, &hi);
       }
     }
-    exact_from_val_ = false;
+    exact_source_ = nullptr;
     LaunchExact(len, lo, hi);
   }
 
@@ -402,14 +412,14 @@ class ReductionBase {
     const int lists = core_->Expected();
     if constexpr (kExactCapable) {
       const bool values_only =
-          exact_from_val_ || std::none_of(exact_used_.begin(), exact_used_.begin() + lists,
+          exact_source_ || std::none_of(exact_used_.begin(), exact_used_.begin() + lists,
                                           [](unsigned char used) { return used != 0; });
       if (window_.digits <= kShortWindow && values_only) {  // one 128-bit word per element
         for (std::size_t k = 0; k < n; ++k) {
           WindowWord sum = 0;
           unsigned flags = 0;
-          if (exact_from_val_) {
-            DepositShort(&sum, window_, static_cast<double>(Traits::Data(val)[k]), &flags);
+          if (exact_source_) {
+            DepositShort(&sum, window_, static_cast<double>(Traits::Data(*exact_source_)[k]), &flags);
           } else {
             for (int i = 0; i < lists; ++i)
               DepositShort(&sum, window_, static_cast<double>(Traits::Data(slots_[static_cast<std::size_t>(i)].value)[k]),
@@ -423,8 +433,8 @@ class ReductionBase {
       for (std::size_t k = 0; k < n; ++k) {
         std::fill(acc.begin(), acc.end(), 0);
         unsigned flags = 0;
-        if (exact_from_val_) {
-          DepositWindow(acc.data(), window_, static_cast<double>(Traits::Data(val)[k]), &flags);
+        if (exact_source_) {
+          DepositWindow(acc.data(), window_, static_cast<double>(Traits::Data(*exact_source_)[k]), &flags);
         } else {
           for (int i = 0; i < lists; ++i) {
             const auto u = static_cast<std::size_t>(i);
@@ -489,12 +499,17 @@ class ReductionBase {
     LaunchFrom(target, combine_error);
   }
 
-  void LaunchFrom(T& source, const std::string& combine_error = std::string(), bool read_only = false) {
+  // Launches the network phase on `source`; with `input` (a reduce's root) the contribution
+  // is read from there and `source` (val) receives the result.
+  void LaunchFrom(T& source, const std::string& combine_error = std::string(), bool read_only = false,
+                  const T* input = nullptr) {
     Context& ctx = *core_->Ctx();
     LaunchSpec spec;
     spec.collective = collective_;
     spec.root = root_;
-    const std::size_t count = Traits::Size(source);
+    const std::size_t count = Traits::Size(input ? *input : source);
+    if constexpr (Traits::dynamic)
+      if (input) Traits::Resize(source, count);
     spec.length = count;
     spec.check_length = Traits::dynamic && ctx.Options().debug != DebugLevel::none;
     if (ctx.Options().debug == DebugLevel::full)
@@ -507,6 +522,7 @@ class ReductionBase {
     op_error_ = combine_error;
     if (op_->direct && combine_error.empty()) {
       spec.data = Traits::Data(source);
+      if (input) spec.input = Traits::Data(*input);
       spec.data_read_only = read_only;
       spec.payload.count = count;
       spec.payload.elem_size = sizeof(E);
@@ -529,7 +545,8 @@ class ReductionBase {
       PackedHeader header;
       if (!combine_error.empty()) header.error_rank = ctx.Rank();
       std::memcpy(packed_.data(), &header, sizeof header);
-      if (count) std::memcpy(packed_.data() + sizeof header, Traits::Data(source), count * sizeof(E));
+      if (count)
+        std::memcpy(packed_.data() + sizeof header, Traits::Data(input ? *input : source), count * sizeof(E));
       spec.data = packed_.data();
       spec.packed = &layout_;
       packed_active_ = true;
@@ -720,7 +737,7 @@ class ReductionBase {
   Determinism mode_ = Determinism::fast;
   bool exact_ = false;         // this generation sums through ExactSum
   bool exact_active_ = false;  // the message in flight holds exact sums (window records)
-  bool exact_from_val_ = false;  // a hand-wired exact generation: the values are in val
+  const T* exact_source_ = nullptr;  // a hand-wired exact generation: its values (val or input)
   std::size_t exact_count_ = 0;
   ExactWindow window_;
   std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials ...

@@ -68,6 +68,8 @@ struct LaunchSpec {
   int root = 0;
   void* data = nullptr;
   void* result = nullptr;
+  /// reduce, the root only: the contribution when it is not `data` (ScheduleArgs::input).
+  const void* input = nullptr;
   Payload payload;
   /// Elements per rank of a variable-size value; with `check_length` the core first checks
   /// that every rank has the same (DebugLevel::basic and above).

@@ -104,6 +104,11 @@ struct ScheduleArgs {
   /// (other ranks' data may be overwritten as scratch). allgather: this rank's count
   /// elements.
   void* data = nullptr;
+  /// reduce, the root only: this rank's contribution when it is not `data` (it is left
+  /// unchanged and `data` receives the result only, as with MPI_Reduce's separate buffers).
+  /// Null: the contribution is in `data`. ReductionCore copies it into `data` before a
+  /// schedule that does not take it (AcceptsInput).
+  const void* input = nullptr;
   /// allgather only: size*count elements, in rank order.
   void* result = nullptr;
   Payload payload;
