@@ -351,8 +351,12 @@ void ReductionCore::StartSchedule() {
     args.payload.elem_size = spec_.packed->bytes;
     args.payload.combine = &PackedCombine;
     args.payload.combine_state = spec_.packed;
-    args.payload.elem_type = PackedType(spec_.packed);
-    args.payload.op = GenericMpiOp(args.payload.commutative);
+    // Only the MPI library needs a datatype and an MPI_Op; Tributary's schedules call the
+    // combine directly (this keeps a registry lock and an attribute write off their starts).
+    if (kind == ScheduleKind::mpi_library) {
+      args.payload.elem_type = PackedType(spec_.packed);
+      args.payload.op = GenericMpiOp(args.payload.commutative);
+    }
   }
   args.comm = kind == ScheduleKind::mpi_library ? impl.pool[static_cast<std::size_t>(slot_)]
                                                  : impl.p2p;
@@ -381,13 +385,17 @@ void ReductionCore::StartSchedule() {
 MPI_Datatype ReductionCore::PackedType(const PackedLayout* layout) {
   if (packed_type_ == MPI_DATATYPE_NULL || packed_type_bytes_ != layout->bytes) {
     if (packed_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&packed_type_);
+    packed_type_layout_ = nullptr;
     CheckMpi(MPI_Type_contiguous(static_cast<int>(layout->bytes), MPI_BYTE, &packed_type_),
              "MPI_Type_contiguous");
     CheckMpi(MPI_Type_commit(&packed_type_), "MPI_Type_commit");
     packed_type_bytes_ = layout->bytes;
   }
-  CheckMpi(MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), const_cast<PackedLayout*>(layout)),
-           "MPI_Type_set_attr");
+  if (packed_type_layout_ != layout) {  // the attribute names the layout the op combines by
+    CheckMpi(MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), const_cast<PackedLayout*>(layout)),
+             "MPI_Type_set_attr");
+    packed_type_layout_ = layout;
+  }
   return packed_type_;
 }
 #endif

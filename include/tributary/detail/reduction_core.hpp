@@ -237,6 +237,7 @@ class ReductionCore {
   MPI_Request length_request_ = MPI_REQUEST_NULL;
   MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
   std::size_t packed_type_bytes_ = 0;
+  const PackedLayout* packed_type_layout_ = nullptr;  // the layout its attribute names
 #endif
 
   ErrorKind error_kind_ = ErrorKind::none;
