@@ -40,7 +40,7 @@ void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick) {
   if (quick) sizes = {std::size_t(1) << 16};
   struct Row {
     std::size_t n;
-    double copy_s, sum_s, plain_s;
+    double copy_s, sum_s, plain_s, exact_s;
   };
   std::vector<Row> rows;
   for (std::size_t n : sizes) {
@@ -71,6 +71,14 @@ void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick) {
       total.ContributeView(0, src, tributary::Sum{});
       Wait(ctx, total);
     }, [&] { return total.val == want; });
+    // rank_count_independent: every value added into an ExactSum on the device.
+    tributary::AllReduce<double> exact(ctx, "device exact sum");
+    exact.SetDeterminism(tributary::Determinism::rank_count_independent);
+    r.Add("Tributary ContributeView exact sum", [&] {
+      exact.Expect(1, tributary::Sum{});
+      exact.ContributeView(0, src, tributary::Sum{});
+      Wait(ctx, exact);
+    }, [&] { return exact.val == want; });
     double plain = 0;
     r.Add("plain parallel_reduce sum", [&] {
       Kokkos::parallel_reduce("plain", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, static_cast<std::int64_t>(n)),
@@ -80,17 +88,17 @@ void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick) {
     r.Report();
     const auto& res = r.Results();
     rows.push_back({n, tb::MedianOf(res, "copy (STREAM-like)"), tb::MedianOf(res, "Tributary ContributeView sum"),
-                    tb::MedianOf(res, "plain parallel_reduce sum")});
+                    tb::MedianOf(res, "plain parallel_reduce sum"), tb::MedianOf(res, "Tributary ContributeView exact sum")});
   }
   if (ctx.Rank() == 0) {
-    std::printf("\n| View | copy GB/s (read+write) | Tributary sum GB/s (read) | sum / copy | plain sum GB/s |\n");
-    std::printf("|---|---|---|---|---|\n");
+    std::printf("\n| View | copy GB/s (read+write) | Tributary sum GB/s (read) | sum / copy | plain sum GB/s | exact sum GB/s (time / sum) |\n");
+    std::printf("|---|---|---|---|---|---|\n");
     for (const Row& row : rows) {
       const double bytes = static_cast<double>(row.n * sizeof(double));
       const double copy = 2 * bytes / row.copy_s / 1e9, sum = bytes / row.sum_s / 1e9,
-                   plain = bytes / row.plain_s / 1e9;
-      std::printf("| %s | %.1f | %.1f | %.0f%% | %.1f |\n", tb::FormatBytes(row.n * sizeof(double)).c_str(), copy, sum,
-                  100 * sum / copy, plain);
+                   plain = bytes / row.plain_s / 1e9, exact = bytes / row.exact_s / 1e9;
+      std::printf("| %s | %.1f | %.1f | %.0f%% | %.1f | %.2f (%.1fx) |\n", tb::FormatBytes(row.n * sizeof(double)).c_str(),
+                  copy, sum, 100 * sum / copy, plain, exact, row.exact_s / row.sum_s);
     }
   }
 }

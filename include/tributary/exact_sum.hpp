@@ -52,7 +52,7 @@ class ExactSum {
  private:
   friend struct detail::ExactAccess;
   std::int64_t digit_[kDigits] = {};
-  std::int64_t pos_inf_ = 0, neg_inf_ = 0, nan_ = 0;
+  std::int64_t special_[3] = {};  // counts of +inf, -inf and NaN added
   std::int64_t pending_ = 0;  // additions since the last Normalize
 };
 

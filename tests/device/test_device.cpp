@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -476,6 +477,139 @@ TEST(DevicePartials, CompletionOrderDoesNotChangeTheBits) {
   }
   for (double x : results) EXPECT_EQ(std::memcmp(&x, &results[0], sizeof x), 0);
   EXPECT_TRUE(SameBitsEverywhere(results));
+}
+
+// Adversarial doubles: huge values and their negatives, tiny ones, subnormals, mixed signs.
+std::vector<double> HardToSum(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> mant(0.5, 1.0);
+  std::uniform_int_distribution<int> expo(-1060, 1000), kind(0, 4);
+  std::vector<double> v;
+  while (v.size() < n) {
+    switch (kind(rng)) {
+      case 0: {
+        const double x = std::ldexp(mant(rng), 990 + static_cast<int>(rng() % 20));
+        v.push_back(x);
+        v.insert(v.begin() + static_cast<long>(rng() % v.size()), -x);
+        break;
+      }
+      case 1: v.push_back(std::ldexp(mant(rng), -1000 - static_cast<int>(rng() % 60))); break;
+      case 2: v.push_back(std::numeric_limits<double>::denorm_min() * static_cast<double>(rng() % 1000)); break;
+      default: v.push_back((rng() & 1 ? -1.0 : 1.0) * std::ldexp(mant(rng), expo(rng))); break;
+    }
+  }
+  v.resize(n);
+  return v;
+}
+
+// rank_count_independent: each list's values summed exactly on the device. The same global
+// values, split into any number of lists per rank, as rank-1, rank-2 or rank-3 Views, give
+// the correctly rounded sum, with the same bits at every rank count; k values per list
+// (the columns of a rank-2 View) too, and a Reduce's root alike.
+TEST(DevicePartials, ExactSumsOnTheDeviceDoNotDependOnTheSplit) {
+  tributary::ContextOptions o;
+  o.determinism = tributary::Determinism::rank_count_independent;
+  tributary::Context ctx(o);
+  const std::size_t n = 6000;
+  const std::vector<double> all = HardToSum(n, 11);
+  tributary::ExactSum exact;
+  for (double x : all) exact.Add(x);
+  const double expect = exact.Round();
+  AllReduce<double> total(ctx, "exact total");
+  for (int lists_per_rank : {1, 3, 5}) {
+    for (int rank_of_view : {1, 2, 3}) {
+      // Rank 1 has no list when there are 3 per rank; global list g of all L owns the
+      // values [g n / L, (g + 1) n / L).
+      const auto lists_of = [&](int q) { return lists_per_rank == 3 && Size() > 1 && q == 1 ? 0 : lists_per_rank; };
+      const int lists = lists_of(Rank());
+      int total_lists = 0, first = 0;
+      for (int q = 0; q < Size(); ++q) {
+        if (q < Rank()) first += lists_of(q);
+        total_lists += lists_of(q);
+      }
+      total.Expect(lists, tributary::Sum{});
+      std::vector<Kokkos::View<double*, Mem>> keep;
+      for (int l = 0; l < lists; ++l) {
+        const std::size_t g = static_cast<std::size_t>(first + l);
+        const std::size_t lo = g * n / static_cast<std::size_t>(total_lists);
+        const std::size_t hi = (g + 1) * n / static_cast<std::size_t>(total_lists);
+        Kokkos::View<double*, Mem> v("part", hi - lo);
+        auto h = Kokkos::create_mirror_view(v);
+        for (std::size_t i = lo; i < hi; ++i) h(i - lo) = all[i];
+        Kokkos::deep_copy(v, h);
+        keep.push_back(v);
+        const std::size_t m = hi - lo;
+        if (rank_of_view == 1 || m % 6 != 0) {
+          total.ContributeView(l, Exec(), v, tributary::Sum{});
+        } else if (rank_of_view == 2) {
+          Kokkos::View<double**, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> two(v.data(), m / 6, 6);
+          total.ContributeView(l, Exec(), two, tributary::Sum{});
+        } else {
+          Kokkos::View<double***, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> three(v.data(), m / 6, 2, 3);
+          total.ContributeView(l, Exec(), three, tributary::Sum{});
+        }
+      }
+      Wait(ctx, total);
+      EXPECT_EQ(std::memcmp(&total.val, &expect, sizeof expect), 0)
+          << lists_per_rank << " lists per rank, rank-" << rank_of_view << " Views: " << total.val << " vs " << expect;
+      EXPECT_TRUE(SameBitsEverywhere(std::vector<double>{total.val}));
+    }
+  }
+  // Three sums per list: column c of list l's (rows x 3) View holds values c, c + 3, ... of
+  // its part; the three results are the exact sums of the three residues mod 3 of the
+  // parts, whatever the split.
+  AllReduce<std::vector<double>> three(ctx, "three exact totals");
+  tributary::ExactSum by_column[3];
+  const std::size_t rows = n / 3 / Size() / 2;
+  for (int q = 0; q < Size(); ++q)
+    for (int l = 0; l < 2; ++l)
+      for (std::size_t r = 0; r < rows; ++r)
+        for (int c = 0; c < 3; ++c) by_column[c].Add(all[((static_cast<std::size_t>(q) * 2 + l) * rows + r) * 3 + c]);
+  three.val.assign(3, 0.0);
+  three.Expect(2, tributary::Sum{});
+  std::vector<Kokkos::View<double**, Kokkos::LayoutRight, Mem>> parts;
+  for (int l = 0; l < 2; ++l) {
+    Kokkos::View<double**, Kokkos::LayoutRight, Mem> v("columns", rows, 3);
+    auto h = Kokkos::create_mirror_view(v);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (int c = 0; c < 3; ++c) h(r, c) = all[((static_cast<std::size_t>(Rank()) * 2 + l) * rows + r) * 3 + c];
+    Kokkos::deep_copy(v, h);
+    parts.push_back(v);
+    three.ContributeView(l, Exec(), v, tributary::Sum{});
+  }
+  Wait(ctx, three);
+  const std::vector<double> expect3 = {by_column[0].Round(), by_column[1].Round(), by_column[2].Round()};
+  EXPECT_EQ(std::memcmp(three.val.data(), expect3.data(), 3 * sizeof(double)), 0);
+  // A Reduce: the root gets the exact sum, the others keep their val.
+  tributary::Reduce<double> to_root(ctx, "exact to a root");
+  const std::size_t lo = static_cast<std::size_t>(Rank()) * n / static_cast<std::size_t>(Size());
+  const std::size_t hi = static_cast<std::size_t>(Rank() + 1) * n / static_cast<std::size_t>(Size());
+  Kokkos::View<double*, Mem> mine("mine", hi - lo);
+  auto hm = Kokkos::create_mirror_view(mine);
+  for (std::size_t i = lo; i < hi; ++i) hm(i - lo) = all[i];
+  Kokkos::deep_copy(mine, hm);
+  for (int root = 0; root < Size(); ++root) {
+    to_root.val = -1.0;
+    to_root.Expect(1, root, tributary::Sum{});
+    to_root.ContributeView(0, mine, tributary::Sum{});
+    Wait(ctx, to_root);
+    if (Rank() == root)
+      EXPECT_EQ(std::memcmp(&to_root.val, &expect, sizeof expect), 0);
+    else
+      EXPECT_EQ(to_root.val, -1.0);
+  }
+  // A kernel's functor rounds what it returns: a clear error that names the way out.
+  total.Expect(1, tributary::Sum{});
+  std::string error;
+  try {
+    total.ContributeKernel(0, Kokkos::RangePolicy<Exec>(0, 10), KOKKOS_LAMBDA(int i) { return 1.0 * i; },
+                           tributary::Sum{});
+  } catch (const tributary::UsageError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("ContributeView sums them exactly"), std::string::npos) << error;
+  total.ContributeView(0, mine, tributary::Sum{});  // nothing lost: the generation completes
+  Wait(ctx, total);
 }
 
 TEST(DevicePartials, ReduceToARoot) {

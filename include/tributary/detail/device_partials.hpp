@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "tributary/detail/exactness.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/ops.hpp"
 
@@ -500,6 +501,92 @@ std::string ViewShapeError(std::size_t size, const View&) {
   if (!std::is_same_v<E, V>) return "ValueLoc elements from plain values for a value of several elements";
   if (View::rank == 3) return "a rank-3 View for a value of several elements";
   return {};
+}
+
+// ---------------------------------------------------------------------------------------
+// Exact sums on the device (Determinism::rank_count_independent): every float or double
+// value is added into an ExactSum, so neither the backend's join order, nor the chunks,
+// nor the list fold change a bit of the result.
+
+/// The list fold of exact partials: later = lower + later, exactly.
+struct ExactMergeOp {
+  TRIBUTARY_FUNCTION void operator()(const ExactSum& lower, ExactSum& later) const noexcept {
+    ExactMerge(later, lower);
+  }
+};
+
+/// The exact sum of every element of a rank 1-3 View (work items as in ReduceAllKernel).
+template <class View>
+struct ExactAllKernel {
+  using value_type = ExactSum;
+  View data;
+  std::int64_t extent1 = 1;  // rank 3: the middle extent
+  std::int64_t row_length = 0;
+  std::int64_t chunks_per_row = 1;
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = ExactSum(); }
+  KOKKOS_INLINE_FUNCTION void join(TRIBUTARY_JOIN_CV value_type& dst, const TRIBUTARY_JOIN_CV value_type& src) const {
+    ExactMerge(const_cast<ExactSum&>(dst), const_cast<const ExactSum&>(src));
+  }
+  KOKKOS_INLINE_FUNCTION double At(std::int64_t row, std::int64_t j) const {
+    if constexpr (View::rank == 1) {
+      (void)row;
+      return static_cast<double>(data(j));
+    } else if constexpr (View::rank == 2) {
+      return static_cast<double>(data(row, j));
+    } else {
+      return static_cast<double>(data(row / extent1, row % extent1, j));
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w, ExactSum& update) const {
+    const std::int64_t row = w / chunks_per_row;
+    const std::int64_t begin = (w % chunks_per_row) * kDeviceChunk;
+    const std::int64_t end = begin + kDeviceChunk < row_length ? begin + kDeviceChunk : row_length;
+    for (std::int64_t j = begin; j < end; ++j) ExactAdd(update, At(row, j));
+  }
+};
+
+/// k values per list, each its own exact sum: a rank-1 View's values, or the columns of a
+/// rank-2 View (rows added one after the other: the order does not matter).
+template <class View, class Slot>
+struct ExactColumnsKernel {
+  View data;
+  Slot slot;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t c) const {
+    ExactSum acc;
+    if constexpr (View::rank == 1) {
+      ExactAdd(acc, static_cast<double>(data(c)));
+    } else {
+      for (std::int64_t r = 0; r < static_cast<std::int64_t>(data.extent(0)); ++r)
+        ExactAdd(acc, static_cast<double>(data(r, c)));
+    }
+    slot(c) = acc;
+  }
+};
+
+/// Queues on `exec` the kernel that writes list `list`'s exact partial(s) from `data`
+/// (the shapes of QueueViewKernel: k == 1 every element, else a rank-1 View's k values or
+/// a rank-2 View's columns).
+template <class Exec, class View>
+void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Exec& exec, const View& data) {
+  using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
+  const std::size_t k = stage.count;
+  if (k == 1) {
+    ExactAllKernel<View> kernel{data};
+    std::int64_t rows = 1;
+    kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
+    if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
+    if constexpr (View::rank == 3) {
+      kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
+      rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
+    }
+    kernel.chunks_per_row = (kernel.row_length + kDeviceChunk - 1) / kDeviceChunk;
+    const std::int64_t items = kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
+    Kokkos::parallel_reduce("tributary::exact_view", Range(exec, 0, items), kernel, stage.ScalarOf(list));
+  } else if constexpr (View::rank <= 2) {
+    using Slot = typename DeviceStage<ExactSum, Exec>::Slot;
+    Kokkos::parallel_for("tributary::exact_columns", Range(exec, 0, static_cast<std::int64_t>(k)),
+                         ExactColumnsKernel<View, Slot>{data, stage.SlotOf(list)});
+  }
 }
 
 template <class T>

@@ -109,6 +109,9 @@ class ReductionBase {
     const std::string shape = ViewShapeError<E>(one ? 1 : 2, data);
     if (!shape.empty()) DeviceShapeError(list_index, shape);
     const std::size_t k = one ? 1 : data.extent(View::rank - 1);
+    if constexpr (kExactCapable) {
+      if (exact_) return ContributeExactView(list_index, exec, data, k);
+    }
     return ContributeOnDevice(list_index, exec, op, k, [&](DeviceStage<E, Exec>& stage) {
       QueueViewKernel(stage, list_index, exec, data, op, op_->Identity(), first_index);
     });
@@ -316,6 +319,7 @@ class ReductionBase {
   // the mode cannot take fails the generation here (CheckReduce then throws the same).
   template <class Op>
   void SetGenerationOperator(const Op& op) {
+    exact_device_ = nullptr;  // a new generation: no device partials yet
     try {
       SetOperator<E>(op_, op);
       exact_ = UsesExactSum<Op>();
@@ -347,6 +351,13 @@ class ReductionBase {
   // Every list's partial is added exactly once the ranks agree on the window of digits
   // their data occupies (see Pack); here only that window is measured.
   void CombineExactAndLaunch() {
+    if (exact_device_) {  // one exact partial per element, merged on the device
+      std::int64_t lo = kNoBits, hi = -1;
+      for (std::size_t k = 0; k < exact_device_count_; ++k) WidenRange(exact_device_[k], &lo, &hi);
+      exact_source_ = nullptr;
+      LaunchExact(exact_device_count_, lo, hi);
+      return;
+    }
     const int n = core_->Expected();
     const auto length_of = [&](int i) {
       const auto u = static_cast<std::size_t>(i);
@@ -412,8 +423,8 @@ class ReductionBase {
     const int lists = core_->Expected();
     if constexpr (kExactCapable) {
       const bool values_only =
-          exact_source_ || std::none_of(exact_used_.begin(), exact_used_.begin() + lists,
-                                          [](unsigned char used) { return used != 0; });
+          !exact_device_ && (exact_source_ || std::none_of(exact_used_.begin(), exact_used_.begin() + lists,
+                                          [](unsigned char used) { return used != 0; }));
       if (window_.digits <= kShortWindow && values_only) {  // one 128-bit word per element
         for (std::size_t k = 0; k < n; ++k) {
           WindowWord sum = 0;
@@ -433,7 +444,9 @@ class ReductionBase {
       for (std::size_t k = 0; k < n; ++k) {
         std::fill(acc.begin(), acc.end(), 0);
         unsigned flags = 0;
-        if (exact_source_) {
+        if (exact_device_) {
+          DepositWindow(acc.data(), window_, exact_device_[k], &flags);
+        } else if (exact_source_) {
           DepositWindow(acc.data(), window_, static_cast<double>(Traits::Data(*exact_source_)[k]), &flags);
         } else {
           for (int i = 0; i < lists; ++i) {
@@ -632,8 +645,9 @@ class ReductionBase {
     const bool mine = core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected();
     if (!mine) core_->Arrive(list_index);  // throws the error for this state or index
     if (exact_)
-      throw UsageError(core_->Where() + ": device contributions cannot sum exactly "
-                                        "(Determinism::rank_count_independent); contribute ExactSum partials");
+      throw UsageError(core_->Where() + ": a kernel's functor gives rounded values, which cannot sum exactly "
+                                        "(Determinism::rank_count_independent); contribute the values as a View "
+                                        "(ContributeView sums them exactly on the device) or ExactSum partials");
     if (op_->Type() != typeid(Op))
       throw UsageError(core_->Where() + ": list " + std::to_string(list_index) + " contributed with operator " +
                        TypeLabel<Op>() + ", but the generation was armed with another operator");
@@ -670,8 +684,57 @@ class ReductionBase {
     return TaskStatus::complete;
   }
 
+  // Determinism::rank_count_independent: list `list_index`'s values summed exactly on the
+  // device (ExactSum partials in its slot), the slots merged on the device after the last
+  // list, and the k merged sums staged to the host (DeviceReady).
+  template <class Exec, class View>
+  TaskStatus ContributeExactView(int list_index, const Exec& exec, const View& data, std::size_t k) {
+    const bool mine = core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected();
+    if (!mine) core_->Arrive(list_index);  // throws the error for this state or index
+    if (!Traits::dynamic && k != Traits::Size(val))
+      DeviceShapeError(list_index, std::to_string(k) + " value(s)");
+    ClaimWhere(list_index, kOnDevice);
+    DeviceStage<ExactSum, Exec>* stage = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(device_mutex_);
+      const bool first = device_generation_ != core_->Generation();
+      if (!first && exact_stage_->Space() != typeid(Exec))
+        throw UsageError(core_->Where() + ": list " + std::to_string(list_index) +
+                         " contributed from another execution space than the lists before it");
+      if (!exact_stage_ || exact_stage_->Space() != typeid(Exec))
+        exact_stage_ = std::make_unique<DeviceStage<ExactSum, Exec>>();
+      stage = static_cast<DeviceStage<ExactSum, Exec>*>(exact_stage_.get());
+      if (first) {
+        device_generation_ = core_->Generation();
+        stage->Prepare(exec, core_->Expected(), k);
+        stage->SetFold(ExactMergeOp{});
+      } else if (stage->count != k) {
+        LengthMismatch(stage->count, list_index, k);
+      }
+    }
+    core_->Arrive(list_index);  // duplicates are refused before the slot is written
+    Kokkos::Profiling::pushRegion("tributary::contribute");
+    QueueExactViewKernel(*stage, list_index, exec, data);
+    stage->Launched(list_index, exec);
+    Kokkos::Profiling::popRegion();
+    if (device_launched_.fetch_add(1, std::memory_order_acq_rel) + 1 == core_->Expected()) {
+      stage->Fold(list_index);
+      core_->AwaitClient();
+      core_->PollClient();  // host backends: the result is there already
+    }
+    return TaskStatus::complete;
+  }
+
   // The combined partial is in host memory: into the target, then the network phase.
   bool DeviceReady() {
+    if (exact_) {
+      DeviceStageBase<ExactSum>* stage = exact_stage_.get();
+      if (stage == nullptr || !stage->Ready()) return false;
+      exact_device_ = stage->Result();
+      exact_device_count_ = stage->count;
+      CombineExactAndLaunch();
+      return true;
+    }
     DeviceStageBase<E>* stage = stage_.get();
     if (stage == nullptr) return false;
     if (!stage->Ready()) return false;
@@ -685,25 +748,32 @@ class ReductionBase {
 
   // A failing generation launches with neutral elements for the missing lists.
   void AbandonOnDevice() {
+    if (exact_)
+      AbandonStage(exact_stage_.get(), ExactSum());
+    else
+      AbandonStage(stage_.get(), op_->Identity());
+  }
+  template <class Stage, class Identity>
+  void AbandonStage(Stage* stage, const Identity& identity) {
     std::vector<int> missing = core_->MissingLists();
-    if (!stage_) return;
+    if (!stage) return;
     if (missing.empty()) {  // the fold is queued: wait for it and launch now
       if (core_->AwaitingClient()) {
-        stage_->Wait();
+        stage->Wait();
         core_->PollClient();
       }
       return;
     }
     for (int i : missing) core_->Arrive(i);
-    stage_->FillMissing(missing, op_->Identity());
+    stage->FillMissing(missing, identity);
     // A list still queuing its kernel folds itself; otherwise fold here. The failure path
     // may block on the device.
     if (device_launched_.fetch_add(static_cast<int>(missing.size()), std::memory_order_acq_rel) +
             static_cast<int>(missing.size()) ==
         core_->Expected()) {
-      stage_->Fold(missing.back());
+      stage->Fold(missing.back());
       core_->AwaitClient();
-      stage_->Wait();
+      stage->Wait();
       core_->PollClient();
     }
   }
@@ -738,6 +808,8 @@ class ReductionBase {
   bool exact_ = false;         // this generation sums through ExactSum
   bool exact_active_ = false;  // the message in flight holds exact sums (window records)
   const T* exact_source_ = nullptr;  // a hand-wired exact generation: its values (val or input)
+  const ExactSum* exact_device_ = nullptr;  // exact partials folded on the device: count of them
+  std::size_t exact_device_count_ = 0;
   std::size_t exact_count_ = 0;
   ExactWindow window_;
   std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials ...
@@ -745,6 +817,7 @@ class ReductionBase {
   std::atomic<int> where_{kUndecided};  // host or device contributions this generation
 #if TRIBUTARY_HAVE_KOKKOS
   std::unique_ptr<DeviceStageBase<E>> stage_;  // device slots, kept across generations
+  std::unique_ptr<DeviceStageBase<ExactSum>> exact_stage_;  // the same for exact sums
   std::mutex device_mutex_;
   std::uint64_t device_generation_ = 0;  // the generation the stage was prepared for
   std::atomic<int> device_launched_{0};       // lists whose kernel is queued
