@@ -124,7 +124,10 @@ class BatchMember final : public detail::BatchMemberBase {
     const std::size_t n = Traits::Size(val);
 #if TRIBUTARY_HAVE_KOKKOS
     if (on_device_) {  // folded on the device; the result is in host memory now
-      std::memcpy(dst, stage_->Result(), n * sizeof(E));
+      if (exact_)
+        std::uninitialized_copy_n(exact_stage_->Result(), n, reinterpret_cast<ExactSum*>(dst));
+      else
+        std::memcpy(dst, stage_->Result(), n * sizeof(E));
       return;
     }
 #endif
@@ -188,7 +191,10 @@ class BatchMember final : public detail::BatchMemberBase {
       std::vector<int> absent;
       for (int i : missing)
         if (!flags_[static_cast<std::size_t>(i)].load()) absent.push_back(i);
-      stage_->FillMissing(absent, op_->Identity());
+      if (exact_)
+        exact_stage_->FillMissing(absent, ExactSum());
+      else
+        stage_->FillMissing(absent, op_->Identity());
       return;
     }
 #endif
@@ -205,15 +211,26 @@ class BatchMember final : public detail::BatchMemberBase {
 #if TRIBUTARY_HAVE_KOKKOS
   bool FoldOnDevice() override {
     if (!on_device_) return false;
-    stage_->Fold(last_device_list_.load(std::memory_order_acquire));
+    const int last = last_device_list_.load(std::memory_order_acquire);
+    if (exact_)
+      exact_stage_->Fold(last);
+    else
+      stage_->Fold(last);
     return true;
   }
-  bool DeviceReady() override { return !on_device_ || stage_->Ready(); }
+  bool DeviceReady() override { return !on_device_ || (exact_ ? exact_stage_->Ready() : stage_->Ready()); }
   void WaitForDevice() override {
-    if (on_device_) stage_->Wait();
+    if (!on_device_) return;
+    if (exact_)
+      exact_stage_->Wait();
+    else
+      stage_->Wait();
   }
   ~BatchMember() override {
-    if (stage_ && !Kokkos::is_initialized()) (void)stage_.release();  // its Views must not be freed now
+    if (!Kokkos::is_initialized()) {  // their Views must not be freed now
+      if (stage_) (void)stage_.release();
+      if (exact_stage_) (void)exact_stage_.release();
+    }
   }
 #endif
 
@@ -232,10 +249,16 @@ class BatchMember final : public detail::BatchMemberBase {
 #if TRIBUTARY_HAVE_KOKKOS
   template <class Exec, class Op, class Queue>
   TaskStatus ContributeOnDevice(int list_index, const Exec& exec, const Op& op, Queue&& queue);
+  // Queues list `list_index`'s kernel into a stage of SE slots (E, or ExactSum for exact
+  // sums) folded with `fold`.
+  template <class SE, class Exec, class Fold, class Queue>
+  TaskStatus QueueOnDevice(int list_index, const Exec& exec, const Fold& fold,
+                           std::unique_ptr<detail::DeviceStageBase<SE>>& holder, Queue&& queue);
 #endif
   int lists_ = 0;
 #if TRIBUTARY_HAVE_KOKKOS
   std::unique_ptr<detail::DeviceStageBase<E>> stage_;
+  std::unique_ptr<detail::DeviceStageBase<ExactSum>> exact_stage_;  // rank_count_independent sums
   std::mutex device_mutex_;
   std::uint64_t device_generation_ = 0;
   std::atomic<bool> on_device_{false};     // this generation's lists contribute on the device
@@ -506,6 +529,17 @@ TaskStatus BatchMember<T>::ContributeView(int list_index, const Exec& exec, cons
     throw UsageError(batch_->core_->Where() + ": member '" + label + "': list " + std::to_string(list_index) +
                      " gave " + std::to_string(data.extent(View::rank - 1)) + " values for a member of " +
                      std::to_string(k));
+  if constexpr (kExactCapable) {
+    if (exact_) {  // rank_count_independent: the values summed exactly on the device
+      Batch& b = *batch_;
+      if (b.core_->State() != detail::Phase::collecting || list_index < 0 || list_index >= b.lists_)
+        b.core_->Arrive(list_index);  // throws the right UsageError
+      return QueueOnDevice(list_index, exec, detail::ExactMergeOp{}, exact_stage_,
+                           [&](detail::DeviceStage<ExactSum, Exec>& stage) {
+                             detail::QueueExactViewKernel(stage, list_index, exec, data);
+                           });
+    }
+  }
   return ContributeOnDevice(list_index, exec, op, [&](detail::DeviceStage<E, Exec>& stage) {
     detail::QueueViewKernel(stage, list_index, exec, data, op, op_->Identity(), first_index);
   });
@@ -535,9 +569,20 @@ TaskStatus BatchMember<T>::ContributeOnDevice(int list_index, const Exec& exec, 
   const std::string where = b.core_->Where() + ": member '" + label + "': list " + std::to_string(list_index);
   if (b.core_->State() != detail::Phase::collecting || list_index < 0 || list_index >= b.lists_)
     b.core_->Arrive(list_index);  // throws the right UsageError
-  if (exact_) throw UsageError(where + ": device contributions cannot sum exactly; contribute ExactSum partials");
+  if (exact_)
+    throw UsageError(where + ": a kernel's functor gives rounded values, which cannot sum exactly; contribute the "
+                             "values as a View (ContributeView sums them exactly on the device) or ExactSum partials");
   if (op_->Type() != typeid(Op)) throw UsageError(where + " contributed with another operator than the member's");
-  detail::DeviceStage<E, Exec>* stage = nullptr;
+  return QueueOnDevice(list_index, exec, op, stage_, std::forward<Queue>(queue));
+}
+
+template <class T>
+template <class SE, class Exec, class Fold, class Queue>
+TaskStatus BatchMember<T>::QueueOnDevice(int list_index, const Exec& exec, const Fold& fold,
+                                         std::unique_ptr<detail::DeviceStageBase<SE>>& holder, Queue&& queue) {
+  Batch& b = *batch_;
+  const std::string where = b.core_->Where() + ": member '" + label + "': list " + std::to_string(list_index);
+  detail::DeviceStage<SE, Exec>* stage = nullptr;
   {
     std::lock_guard<std::mutex> lock(device_mutex_);
     for (int i = 0; i < b.lists_; ++i)
@@ -545,14 +590,14 @@ TaskStatus BatchMember<T>::ContributeOnDevice(int list_index, const Exec& exec, 
         throw UsageError(where + " contributed on the device while other lists contribute host values; all "
                                  "lists contribute the same way");
     const bool first = device_generation_ != b.core_->Generation();
-    if (!first && stage_->Space() != typeid(Exec))
+    if (!first && holder->Space() != typeid(Exec))
       throw UsageError(where + " contributed from another execution space than the lists before it");
-    if (!stage_ || stage_->Space() != typeid(Exec)) stage_ = std::make_unique<detail::DeviceStage<E, Exec>>();
-    stage = static_cast<detail::DeviceStage<E, Exec>*>(stage_.get());
+    if (!holder || holder->Space() != typeid(Exec)) holder = std::make_unique<detail::DeviceStage<SE, Exec>>();
+    stage = static_cast<detail::DeviceStage<SE, Exec>*>(holder.get());
     if (first) {
       device_generation_ = b.core_->Generation();
       stage->Prepare(exec, b.lists_, Traits::Size(val));
-      stage->SetFold(op);
+      stage->SetFold(fold);
       on_device_.store(true, std::memory_order_release);
     }
   }

@@ -612,6 +612,61 @@ TEST(DevicePartials, ExactSumsOnTheDeviceDoNotDependOnTheSplit) {
   Wait(ctx, total);
 }
 
+// A batch in rank_count_independent mode: a total and three column sums summed exactly on
+// the device beside a Min, in one message; the same bits whatever the split into ranks and
+// lists (rank 1 has none where there are two or more ranks).
+TEST(DevicePartials, BatchMembersSumExactlyOnTheDevice) {
+  tributary::ContextOptions o;
+  o.determinism = tributary::Determinism::rank_count_independent;
+  tributary::Context ctx(o);
+  tributary::Batch step(ctx, "exact step");
+  auto& low = step.Add<double>(tributary::Min{}, "low");
+  auto& total = step.Add<double>(tributary::Sum{}, "total");
+  auto& columns = step.Add<std::array<double, 3>>(tributary::Sum{}, "columns");
+  const std::size_t rows = 300;
+  const int per_rank = 3;
+  const auto lists_of = [&](int q) { return Size() > 1 && q == 1 ? 0 : per_rank; };
+  int all_lists = 0, first = 0;
+  for (int q = 0; q < Size(); ++q) {
+    if (q < Rank()) first += lists_of(q);
+    all_lists += lists_of(q);
+  }
+  const std::vector<double> all = HardToSum(rows * 3 * static_cast<std::size_t>(all_lists), 23);
+  tributary::ExactSum whole, by_column[3];
+  double want_low = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    whole.Add(all[i]);
+    by_column[i % 3].Add(all[i]);
+    want_low = std::min(want_low, all[i]);
+  }
+  std::vector<Kokkos::View<double**, Kokkos::LayoutRight, Mem>> parts;
+  for (int l = 0; l < lists_of(Rank()); ++l) {
+    Kokkos::View<double**, Kokkos::LayoutRight, Mem> v("part", rows, 3);
+    auto h = Kokkos::create_mirror_view(v);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (int c = 0; c < 3; ++c) h(r, c) = all[(static_cast<std::size_t>(first + l) * rows + r) * 3 + c];
+    Kokkos::deep_copy(v, h);
+    parts.push_back(v);
+  }
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    step.Expect(lists_of(Rank()));
+    for (int l = lists_of(Rank()) - 1; l >= 0; --l) {
+      low.ContributeView(l, parts[l], tributary::Min{});
+      total.ContributeView(l, parts[l], tributary::Sum{});
+      columns.ContributeView(l, parts[l], tributary::Sum{});
+    }
+    Wait(ctx, step);
+    const double want_total = whole.Round();
+    EXPECT_EQ(low.val, want_low);
+    EXPECT_EQ(std::memcmp(&total.val, &want_total, sizeof want_total), 0) << total.val << " vs " << want_total;
+    for (int c = 0; c < 3; ++c) {
+      const double want = by_column[c].Round();
+      EXPECT_EQ(std::memcmp(&columns.val[c], &want, sizeof want), 0) << "column " << c;
+    }
+    EXPECT_TRUE(SameBitsEverywhere(std::vector<double>{total.val, columns.val[0], columns.val[1], columns.val[2]}));
+  }
+}
+
 TEST(DevicePartials, ReduceToARoot) {
   tributary::Context ctx;
   tributary::Reduce<std::int64_t> r(ctx, "reduce");
