@@ -2,7 +2,9 @@
 //  1. one AllReduce<double> per cycle through the task engine vs MPI_Iallreduce + MPI_Test;
 //  2. 8 lists per rank: the regional combine vs every list starting its own reduction;
 //  3. a batch of 8 scalars vs one scalar reduction;
-//  4. CheckReduce on a reduction that cannot complete yet (ns per call).
+//  4. CheckReduce on a reduction that cannot complete yet (ns per call);
+//  5. a std::vector reduction with the cross-rank length check of DebugLevel::basic (the
+//     default) vs without it (DebugLevel::none).
 #include <cstdio>
 #include <vector>
 
@@ -116,6 +118,30 @@ void BatchVersusScalar(const tb::Options& o, tributary::Context& ctx) {
   run.Report();
 }
 
+void LengthCheckCost(const tb::Options& o) {
+  tributary::ContextOptions unchecked, checked;
+  unchecked.debug = tributary::DebugLevel::none;
+  checked.debug = tributary::DebugLevel::basic;
+  tributary::Context plain(unchecked), with_check(checked);
+  for (std::size_t n : {std::size_t(1), std::size_t(128)}) {
+    tb::Runner run(MPI_COMM_WORLD, "vector allreduce with the length check", "DebugLevel::none", o);
+    const int p = run.Size();
+    tributary::AllReduce<std::vector<double>> a(plain, "unchecked"), b(with_check, "checked");
+    run.Add("DebugLevel::none", [&] {
+      a.val.assign(n, 1.0);
+      a.StartReduce(tributary::Sum{});
+      Wait(a);
+    }, [&] { return a.val.size() == n && a.val[0] == p; });
+    run.Add("DebugLevel::basic (length check)", [&] {
+      b.val.assign(n, 1.0);
+      b.StartReduce(tributary::Sum{});
+      Wait(b);
+    }, [&] { return b.val.size() == n && b.val[0] == p; });
+    run.Run(tb::FormatBytes(n * sizeof(double)));
+    run.Report();
+  }
+}
+
 void CheckCost(tributary::Context& ctx) {
   // Rank 0 starts; rank 1 starts only after rank 0 has timed its checks, so every check
   // below sees an incomplete reduction.
@@ -167,6 +193,7 @@ int main(int argc, char** argv) {
     OneScalarPerCycle(o, ctx, raw);
     RegionalVersusPerList(o, ctx);
     BatchVersusScalar(o, ctx);
+    LengthCheckCost(o);
     if (ctx.Size() >= 2) CheckCost(ctx);
     MPI_Comm_free(&raw);
   }

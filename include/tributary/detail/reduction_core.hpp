@@ -233,8 +233,11 @@ class ReductionCore {
   bool schedule_active_ = false;
   bool length_pending_ = false;
   std::int64_t length_check_[6] = {0, 0, 0, 0, 0, 0};
+  // The pre-round (lengths, signatures, exact-sum windows): recursive doubling in tags
+  // kPreRoundTag.. of the generation's block, kept and re-armed like schedule_.
+  static constexpr int kPreRoundTag = 5;
+  std::unique_ptr<Schedule> check_schedule_;
 #if TRIBUTARY_HAVE_MPI
-  MPI_Request length_request_ = MPI_REQUEST_NULL;
   MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
   std::size_t packed_type_bytes_ = 0;
   const PackedLayout* packed_type_layout_ = nullptr;  // the layout its attribute names

@@ -116,6 +116,8 @@ struct ScheduleArgs {
 };
 
 /// Number of consecutive tags a schedule may use, starting at ScheduleArgs::tag.
+/// Offsets 0-3 carry the schedules' own messages, 4 the node-aware hand-over (on the node
+/// communicator), 5-7 the pre-round that checks lengths and agrees on exact-sum windows.
 inline constexpr int kTagsPerSchedule = 8;
 
 /// The network phase of one generation of one reduction.
