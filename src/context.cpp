@@ -14,9 +14,45 @@
 #if TRIBUTARY_HAVE_HWLOC
 #include <hwloc.h>
 #endif
+#if TRIBUTARY_HAVE_KOKKOS
+#include <Kokkos_Macros.hpp>
+#endif
+#if TRIBUTARY_HAVE_MPI && defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
 
 namespace tributary {
 namespace detail {
+
+#if TRIBUTARY_HAVE_MPI
+// What this rank's MPI library says about device memory of the Kokkos backend in use, at
+// run time (a library built with the extension may still run without GPU support).
+bool LibraryReadsDeviceMemory() {
+#if defined(KOKKOS_ENABLE_CUDA)
+#if defined(OMPI_HAVE_MPI_EXT_CUDA) && OMPI_HAVE_MPI_EXT_CUDA
+  return MPIX_Query_cuda_support() == 1;
+#elif defined(MPIX_GPU_SUPPORT_CUDA)
+  int yes = 0;
+  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &yes) == MPI_SUCCESS && yes != 0;
+#else
+  return false;
+#endif
+#elif defined(KOKKOS_ENABLE_HIP)
+#if defined(OMPI_HAVE_MPI_EXT_ROCM) && OMPI_HAVE_MPI_EXT_ROCM
+  return MPIX_Query_rocm_support() == 1;
+#elif defined(MPIX_GPU_SUPPORT_HIP)
+  int yes = 0;
+  return MPIX_GPU_query_support(MPIX_GPU_SUPPORT_HIP, &yes) == MPI_SUCCESS && yes != 0;
+#else
+  return false;
+#endif
+#else
+  return false;  // a host backend: there is no device memory to hand over
+#endif
+}
+#endif
 
 bool MpiFinalized() noexcept {
 #if TRIBUTARY_HAVE_MPI
@@ -399,6 +435,13 @@ Context::Context(MPI_Comm comm, ContextOptions options)
                                      &d.comms_created);
   const char* log = std::getenv("TRIBUTARY_LOG");
   d.log_selection = log && std::strstr(log, "selection");
+  if (d.options.device_aware_mpi == DeviceAwareMpi::on) {
+    d.mpi_reads_device = true;
+  } else if (d.options.device_aware_mpi == DeviceAwareMpi::detect) {
+    int yes = detail::LibraryReadsDeviceMemory() ? 1 : 0;
+    detail::CheckMpi(MPI_Allreduce(MPI_IN_PLACE, &yes, 1, MPI_INT, MPI_LAND, comm), "MPI_Allreduce");
+    d.mpi_reads_device = yes != 0;
+  }
   if (d.options.progress == ProgressPolicy::thread) {
     if (d.size > 1 && d.thread_level < MPI_THREAD_SERIALIZED)
       throw UsageError("ProgressPolicy::thread needs MPI initialised with at least "
@@ -471,6 +514,8 @@ int Context::NodeCount() const noexcept {
 #endif
   return 1;
 }
+
+bool Context::MpiReadsDeviceMemory() const noexcept { return impl_->mpi_reads_device; }
 
 bool Context::NodeInHardwareOrder() const noexcept {
 #if TRIBUTARY_HAVE_MPI

@@ -40,6 +40,8 @@ struct ContextImpl {
   SelectionTree selection[3];
   SelectionFacts facts;
   bool log_selection = false;
+  /// ContextOptions::device_aware_mpi resolved (every rank agrees).
+  bool mpi_reads_device = false;
 #if TRIBUTARY_HAVE_MPI
   MPI_Comm user = MPI_COMM_NULL;
   MPI_Comm p2p = MPI_COMM_NULL;   // Tributary's own schedules (tags per object+generation)
@@ -108,6 +110,12 @@ struct ContextImpl {
 
 /// True once MPI_Finalize has been called (always false in the serial build).
 bool MpiFinalized() noexcept;
+
+#if TRIBUTARY_HAVE_MPI
+/// Whether this rank's MPI library accepts device memory of the Kokkos backend in use
+/// (ContextOptions::device_aware_mpi = detect).
+bool LibraryReadsDeviceMemory();
+#endif
 
 /// Ends the whole job after a report: prints `text` to stderr, gives the launcher a moment
 /// to forward it (MPICH's Hydra drops a dying rank's unread output when it tears the job

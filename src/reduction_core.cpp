@@ -311,7 +311,11 @@ void ReductionCore::ChooseSchedule() {
                                          : spec_.payload.count * spec_.payload.elem_size;
   const bool run_to_run = spec_.determinism == static_cast<int>(Determinism::run_to_run) &&
                           spec_.collective != Collective::allgather;
-  if (forced) {
+  if (spec_.device_memory) {
+    kind_ = ScheduleKind::mpi_library;
+    params_ = ScheduleParams{};
+    params_.node_aware = false;
+  } else if (forced) {
     kind_ = *forced;
     params_ = o.schedule_params;
     if (run_to_run && kind_ == ScheduleKind::mpi_library)
@@ -352,7 +356,10 @@ void ReductionCore::ChooseSchedule() {
                  Where().c_str(), names[static_cast<int>(spec_.collective)], bytes,
                  spec_.builtin_op ? "builtin" : "user",
                  spec_.payload.commutative ? "commutative" : "non-commutative", ToString(kind_),
-                 params_.node_aware ? " (node-aware)" : "", forced ? " [forced by ContextOptions]" : "");
+                 params_.node_aware ? " (node-aware)" : "",
+                 spec_.device_memory ? " [device memory to the MPI library]"
+                 : forced            ? " [forced by ContextOptions]"
+                                     : "");
   }
 }
 

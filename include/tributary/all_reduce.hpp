@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "tributary/detail/reduction_base.hpp"
+#include "tributary/detail/staged_view.hpp"
 
 namespace tributary {
 
@@ -18,8 +18,8 @@ namespace tributary {
 /// every bit. Objects must be created in the same order on every rank; their starts may
 /// come in any order. Move-only; not movable while in flight.
 template <class T>
-class AllReduce : public detail::ReductionBase<T> {
-  using Base = detail::ReductionBase<T>;
+class AllReduce : public detail::ReductionFor<T> {
+  using Base = detail::ReductionFor<T>;
 
  public:
   /// An all-reduce on `ctx`, named `label` in messages. Takes one communicator of the

@@ -52,6 +52,16 @@ enum class ProgressPolicy {
             ///< rank has a spare core.
 };
 
+/// Whether the MPI library is handed device memory directly (docs/device.md, "Values in
+/// device memory").
+enum class DeviceAwareMpi {
+  off,    ///< Default: values in device memory travel through a host copy.
+  on,     ///< The user asserts the library reads device memory (e.g. a CUDA-aware build).
+  detect  ///< Ask the library at run time (Open MPI's MPIX_Query_cuda_support /
+          ///< MPIX_Query_rocm_support, MPICH's MPIX_GPU_query_support) for the Kokkos
+          ///< backend in use; false where the backend has no device memory.
+};
+
 /// Receives errors that cannot be thrown (destructors, finalisation order). The default
 /// prints the message to stderr and calls MPI_Abort (in the serial build it ends the process
 /// with exit code 1).
@@ -96,6 +106,11 @@ struct ContextOptions {
   /// in rank order. Needs hwloc and bound ranks (e.g. mpiexec --bind-to core); costs one
   /// more communicator per node where the order differs from rank order.
   bool hardware_node_order = true;
+  /// Device memory to the MPI library: only AllReduce / Reduce values in device memory
+  /// (StageThroughHost), with a builtin operator in Determinism::fast, on the MPI library's
+  /// schedule; every other generation still goes through host memory. All ranks must agree:
+  /// `detect` takes the answer of every rank (one MPI_Allreduce at construction).
+  DeviceAwareMpi device_aware_mpi = DeviceAwareMpi::off;
   /// Progress policy, and the pause of the progress thread between its passes.
   ProgressPolicy progress = ProgressPolicy::polling;
   std::chrono::microseconds progress_interval{20};
@@ -162,6 +177,9 @@ class Context {
   /// Whether this rank's node combines commutative operators in hardware order
   /// (ContextOptions::hardware_node_order and a binding that differs from rank order).
   bool NodeInHardwareOrder() const noexcept;
+  /// Whether values in device memory go to the MPI library directly (the option `on`, or
+  /// `detect` where every rank's library said yes).
+  bool MpiReadsDeviceMemory() const noexcept;
   /// Number of communicators this Context has created so far (constant after construction).
   int CommunicatorsCreated() const noexcept;
 

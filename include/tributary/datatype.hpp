@@ -97,13 +97,24 @@ struct ValueTraits<std::vector<E>,
 };
 
 #if TRIBUTARY_HAVE_KOKKOS
-/// A contiguous rank-1 Kokkos::View in host-accessible memory.
+/// Whether AllReduce / Reduce values in memory space M reach the network through a copy in
+/// host memory (true where the host cannot read M, e.g. CudaSpace, HIPSpace). Specialise it
+/// to std::true_type for a space the host can read but should not touch element by element
+/// (managed memory whose pages would migrate). Such values are handled by
+/// detail::StagedReduction: see docs/device.md, "Values in device memory".
+template <class M>
+struct StageThroughHost
+    : std::bool_constant<!Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible> {};
+
+/// A contiguous rank-1 Kokkos::View in host-accessible memory (a View that must be staged,
+/// see StageThroughHost, is reduced through a host copy instead).
 template <class E, class... P>
 struct ValueTraits<Kokkos::View<E*, P...>,
                    std::enable_if_t<detail::kBitwise<E> && !std::is_const<E>::value>> {
   using View = Kokkos::View<E*, P...>;
   static constexpr bool supported =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible;
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible &&
+      !StageThroughHost<typename View::memory_space>::value;
   static constexpr bool dynamic = true;
   using element = E;
   static E* Data(const View& v) noexcept { return v.data(); }

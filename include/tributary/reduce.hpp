@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "tributary/detail/reduction_base.hpp"
+#include "tributary/detail/staged_view.hpp"
 
 namespace tributary {
 
@@ -12,8 +12,8 @@ namespace tributary {
 /// ranks' `val` is unchanged (it is sent from where it is: do not write it while in
 /// flight). See AllReduce for the two ways to use it.
 template <class T>
-class Reduce : public detail::ReductionBase<T> {
-  using Base = detail::ReductionBase<T>;
+class Reduce : public detail::ReductionFor<T> {
+  using Base = detail::ReductionFor<T>;
 
  public:
   explicit Reduce(Context& ctx, std::string label = {})

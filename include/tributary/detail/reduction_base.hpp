@@ -37,7 +37,7 @@ template <class T>
 class ReductionBase {
   static_assert(kIsReducible<T>,
                 "tributary: unsupported value type; supported are arithmetic types, "
-                "std::complex, std::array, C arrays, std::vector, host Kokkos::View<E*>, "
+                "std::complex, std::array, C arrays, std::vector, Kokkos::View<E*>, "
                 "std::tuple/std::pair of such values and trivially copyable structs (with a "
                 "user operator), or a type with a ValueTraits specialisation");
   using Traits = ValueTraits<T>;
@@ -300,6 +300,34 @@ class ReductionBase {
     }
   }
 
+  /// Device-aware MPI (ContextOptions::device_aware_mpi): a hand-wired generation on `count`
+  /// elements at `data` in device memory, which the MPI library reads and writes itself
+  /// (`input`: a reduce's separate contribution, also device memory). The caller has checked
+  /// that the operator is builtin (kMpiBuiltin) and the mode Determinism::fast.
+  template <class Op>
+  void StartOnDeviceMemory(const Op& op, Collective collective, int root, E* data, const E* input,
+                           std::size_t count) {
+    ValidateRoot(root);
+    core_->Arm(1);
+    where_.store(kOnHost, std::memory_order_relaxed);
+    SetGenerationOperator(op);
+    collective_ = collective;
+    root_ = root;
+    core_->Arrive(0);
+    LaunchSpec spec = SpecOf(count);
+    spec.check_length = core_->Ctx()->Options().debug != DebugLevel::none;
+    spec.device_memory = true;
+    op_error_.clear();
+    if (NotRoot())  // sends from the input (or val), which stays unchanged
+      SetDirect(&spec, const_cast<E*>(input ? input : data), nullptr, count, true);
+    else
+      SetDirect(&spec, data, input, count, false);
+    core_->Launch(spec);
+  }
+
+  /// This rank receives the result (an allreduce, or the root of a reduce).
+  bool ReceivesResult() const { return !NotRoot(); }
+
   std::unique_ptr<ReductionCore> core_;
 
  private:
@@ -517,35 +545,13 @@ class ReductionBase {
   void LaunchFrom(T& source, const std::string& combine_error = std::string(), bool read_only = false,
                   const T* input = nullptr) {
     Context& ctx = *core_->Ctx();
-    LaunchSpec spec;
-    spec.collective = collective_;
-    spec.root = root_;
     const std::size_t count = Traits::Size(input ? *input : source);
     if constexpr (Traits::dynamic)
       if (input) Traits::Resize(source, count);
-    spec.length = count;
-    spec.check_length = Traits::dynamic && ctx.Options().debug != DebugLevel::none;
-    if (ctx.Options().debug == DebugLevel::full)
-      spec.signature = (op_->Signature() * 31 + static_cast<std::uint64_t>(collective_)) * 131 +
-                       static_cast<std::uint64_t>(root_);
-    spec.payload.commutative = op_->commutative;
-    spec.builtin_op = op_->direct;
-    spec.determinism = static_cast<int>(mode_);
-    exact_active_ = false;
+    LaunchSpec spec = SpecOf(count);
     op_error_ = combine_error;
     if (op_->direct && combine_error.empty()) {
-      spec.data = Traits::Data(source);
-      if (input) spec.input = Traits::Data(*input);
-      spec.data_read_only = read_only;
-      spec.payload.count = count;
-      spec.payload.elem_size = sizeof(E);
-      spec.payload.combine = op_->combine;
-      spec.payload.combine_state = op_.get();
-#if TRIBUTARY_HAVE_MPI
-      spec.payload.elem_type = MpiType<E>::Get();
-      spec.payload.op = op_->mpi_op;
-#endif
-      packed_active_ = false;
+      SetDirect(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count, read_only);
     } else {
       // User operators travel packed behind a header that carries a failure to every rank.
       // A packed Reduce runs as an allreduce so that every rank learns of a failure.
@@ -565,6 +571,40 @@ class ReductionBase {
       packed_active_ = true;
     }
     core_->Launch(spec);
+  }
+
+  // What every launch of this generation shares.
+  LaunchSpec SpecOf(std::size_t count) {
+    const ContextOptions& o = core_->Ctx()->Options();
+    LaunchSpec spec;
+    spec.collective = collective_;
+    spec.root = root_;
+    spec.length = count;
+    spec.check_length = Traits::dynamic && o.debug != DebugLevel::none;
+    if (o.debug == DebugLevel::full)
+      spec.signature = (op_->Signature() * 31 + static_cast<std::uint64_t>(collective_)) * 131 +
+                       static_cast<std::uint64_t>(root_);
+    spec.payload.commutative = op_->commutative;
+    spec.builtin_op = op_->direct;
+    spec.determinism = static_cast<int>(mode_);
+    exact_active_ = false;
+    return spec;
+  }
+
+  // The unpacked message of a builtin operator: the elements themselves.
+  void SetDirect(LaunchSpec* spec, E* data, const E* input, std::size_t count, bool read_only) {
+    spec->data = data;
+    spec->input = input;
+    spec->data_read_only = read_only;
+    spec->payload.count = count;
+    spec->payload.elem_size = sizeof(E);
+    spec->payload.combine = op_->combine;
+    spec->payload.combine_state = op_.get();
+#if TRIBUTARY_HAVE_MPI
+    spec->payload.elem_type = MpiType<E>::Get();
+    spec->payload.op = op_->mpi_op;
+#endif
+    packed_active_ = false;
   }
 
   void Finish() {

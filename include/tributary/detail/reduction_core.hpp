@@ -86,6 +86,10 @@ struct LaunchSpec {
   /// The generation's determinism mode (a selection input; run_to_run keeps the MPI
   /// library's unspecified combine order out).
   int determinism = 0;
+  /// `data` (and `input`) are device memory handed to the MPI library directly
+  /// (ContextOptions::device_aware_mpi): the library's schedule, whatever the options or
+  /// the tree say, since Tributary's own schedules combine on the host.
+  bool device_memory = false;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
   /// Exact sums (Determinism::rank_count_independent): the bit window this rank's data
