@@ -62,9 +62,10 @@ struct ContextImpl {
   std::thread progress_thread;
   std::atomic<bool> progress_stop{false};
 
-  /// Serialises every MPI call Tributary makes (MPI_THREAD_SERIALIZED suffices); with
-  /// MPI_THREAD_MULTIPLE the reductions' own calls need no lock (each object's state has
-  /// its own), only the shared control plane does.
+  /// Serialises every MPI call Tributary makes (MPI_THREAD_SERIALIZED suffices). The
+  /// reductions' own calls (LockMpi) lock only at MPI_THREAD_SERIALIZED: with
+  /// MPI_THREAD_MULTIPLE each object's state has its own lock, and below SERIALIZED
+  /// CheckThread admits the Context's thread alone. The shared control plane always locks.
   std::mutex mpi_mutex;
   bool serialize_mpi = true;
   std::unique_lock<std::mutex> LockMpi() {
