@@ -4,7 +4,13 @@
 
 namespace tributary {
 namespace {
-std::atomic<std::uint64_t> g_next_sweep{1};
+// Sweep numbers are unique across threads without a shared counter per sweep (a locked
+// add in every sweep): a thread's numbers carry its own tag, taken once, above a count of
+// its sweeps. The count wraps after 2^40 sweeps (about 30 hours at 100 ns per sweep); a
+// number seen again that late could at most skip one poll.
+std::atomic<std::uint64_t> g_next_thread{1};
+thread_local std::uint64_t t_thread_tag = 0;
+thread_local std::uint64_t t_sweeps = 0;
 thread_local std::uint64_t t_current_sweep = 0;
 }  // namespace
 
@@ -12,7 +18,10 @@ std::uint64_t CurrentSweep() noexcept { return t_current_sweep; }
 
 namespace detail {
 std::uint64_t BeginSweep() noexcept {
-  t_current_sweep = g_next_sweep.fetch_add(1, std::memory_order_relaxed);
+  if (t_thread_tag == 0) t_thread_tag = g_next_thread.fetch_add(1, std::memory_order_relaxed) << 40;
+  t_sweeps = (t_sweeps + 1) & ((std::uint64_t(1) << 40) - 1);
+  if (t_sweeps == 0) t_sweeps = 1;
+  t_current_sweep = t_thread_tag | t_sweeps;
   return t_current_sweep;
 }
 void EndSweeps() noexcept { t_current_sweep = 0; }
