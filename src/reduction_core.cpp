@@ -187,7 +187,7 @@ void ReductionCore::Arm(int expected, int per_list) {
   auto& impl = ctx_->Impl();
   if (impl.failed.load())
     throw RemoteError(impl.failure_origin, "cannot start " + Name() + ": " + impl.failure_text);
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<ObjectLock> lock(mutex_);
   ++generation_;
   expected_ = expected;
   per_list_ = per_list;
@@ -231,7 +231,7 @@ bool ReductionCore::Arrive(int list_index, int count) {
 }
 
 void ReductionCore::Launch(const LaunchSpec& spec) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<ObjectLock> lock(mutex_);
   if (State() != Phase::collecting)
     throw UsageError(Where() + ": network phase launched while " + ToString(State()));
   spec_ = spec;
@@ -497,7 +497,7 @@ void ReductionCore::Finish() {
 }
 
 bool ReductionCore::Advance() noexcept {
-  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  std::unique_lock<ObjectLock> lock(mutex_, std::try_to_lock);
   if (!lock) return false;  // another thread is advancing it
   try {
     return AdvanceLocked();
@@ -559,14 +559,14 @@ void ReductionCore::ThrowError() const {
 }
 
 void ReductionCore::FailLocally(const std::string& error) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<ObjectLock> lock(mutex_);
   SetError(ErrorKind::usage, error, ctx_ ? ctx_->Rank() : -1);
   phase_.store(Phase::failed, std::memory_order_release);
 }
 
 bool ReductionCore::FailGeneration(const std::string& error, bool remote, int origin,
                                    bool defer_launch) noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<ObjectLock> lock(mutex_);
   const Phase p = State();
   if (p != Phase::collecting && p != Phase::in_flight) return false;
   SetError(remote ? ErrorKind::remote : ErrorKind::watchdog, error, origin);
@@ -598,7 +598,7 @@ void ReductionCore::LaunchAbandonedLocked() noexcept {
 }
 
 void ReductionCore::LaunchAbandoned() noexcept {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<ObjectLock> lock(mutex_);
   if (!abandon_pending_) return;
   abandon_pending_ = false;
   // Launch needs the generation collecting; the error stays and is restored after.

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tributary/config.hpp"
@@ -21,6 +22,24 @@ namespace tributary {
 class Context;
 
 namespace detail {
+
+/// The lock of one reduction object. Every poll takes it (a try_lock, so that one thread
+/// advances the object at a time); with std::mutex the unlock, an atomic read-modify-write,
+/// was a sixth of a batch cycle's profile at 2 ranks. Here unlock is a release store.
+/// Critical sections are short; a contended lock() yields between attempts.
+class ObjectLock {
+ public:
+  bool try_lock() noexcept {
+    return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
+  }
+  void lock() noexcept {
+    while (!try_lock()) std::this_thread::yield();
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
 
 /// The states of one reduction object.
 enum class Phase : std::uint8_t {
@@ -227,7 +246,7 @@ class ReductionCore {
   std::chrono::steady_clock::time_point armed_at_{};
   std::atomic<std::uint64_t> last_poll_sweep_{0};
 
-  mutable std::mutex mutex_;
+  ObjectLock mutex_;
   LaunchSpec spec_;
   ScheduleKind kind_ = ScheduleKind::mpi_library;  // this generation's schedule
   ScheduleParams params_;
