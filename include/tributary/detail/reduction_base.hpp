@@ -454,18 +454,21 @@ class ReductionBase {
           !exact_device_ && (exact_source_ || std::none_of(exact_used_.begin(), exact_used_.begin() + lists,
                                           [](unsigned char used) { return used != 0; }));
       if (window_.digits <= kShortWindow && values_only) {  // one 128-bit word per element
-        for (std::size_t k = 0; k < n; ++k) {
-          WindowWord sum = 0;
-          unsigned flags = 0;
-          if (exact_source_) {
-            DepositShort(&sum, window_, static_cast<double>(Traits::Data(*exact_source_)[k]), &flags);
-          } else {
-            for (int i = 0; i < lists; ++i)
-              DepositShort(&sum, window_, static_cast<double>(Traits::Data(slots_[static_cast<std::size_t>(i)].value)[k]),
-                           &flags);
+        WithShortDigits(window_.digits, [&](auto digits) {
+          constexpr int D = decltype(digits)::value;
+          for (std::size_t k = 0; k < n; ++k) {
+            WindowWord sum = 0;
+            unsigned flags = 0;
+            if (exact_source_) {
+              DepositShort(&sum, window_, static_cast<double>(Traits::Data(*exact_source_)[k]), &flags);
+            } else {
+              for (int i = 0; i < lists; ++i)
+                DepositShort(&sum, window_,
+                             static_cast<double>(Traits::Data(slots_[static_cast<std::size_t>(i)].value)[k]), &flags);
+            }
+            StoreShort<D>(records + k * (D + 1), sum, flags);
           }
-          StoreShort(records + k * words, sum, window_, flags);
-        }
+        });
         return packed_.data();
       }
       std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
@@ -615,9 +618,17 @@ class ReductionBase {
       const std::size_t count = exact_count_;
       const auto* records = reinterpret_cast<const std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
       if constexpr (Traits::dynamic) Traits::Resize(val, count);
-      if constexpr (kExactCapable)
-        for (std::size_t k = 0; k < count; ++k)
-          Traits::Data(val)[k] = RoundWindow<E>(records + k * window_.Words(), window_);
+      if constexpr (kExactCapable) {
+        E* out = Traits::Data(val);
+        if (window_.digits <= kShortWindow) {
+          WithShortDigits(window_.digits, [&](auto digits) {
+            constexpr int D = decltype(digits)::value;
+            for (std::size_t k = 0; k < count; ++k) out[k] = RoundShort<E, D>(records + k * (D + 1), window_.first);
+          });
+        } else {
+          for (std::size_t k = 0; k < count; ++k) out[k] = RoundWindow<E>(records + k * window_.Words(), window_);
+        }
+      }
       return;
     }
     if (packed_active_) {
