@@ -454,17 +454,20 @@ class ReductionBase {
           !exact_device_ && (exact_source_ || std::none_of(exact_used_.begin(), exact_used_.begin() + lists,
                                           [](unsigned char used) { return used != 0; }));
       if (window_.digits <= kShortWindow && values_only) {  // one 128-bit word per element
-        WithShortDigits(window_.digits, [&](auto digits) {
+        // Locals, not members: the records' stores could otherwise alias the window.
+        const ExactWindow win = window_;
+        const E* source = exact_source_ ? Traits::Data(*exact_source_) : nullptr;
+        WithShortDigits(win.digits, [&](auto digits) {
           constexpr int D = decltype(digits)::value;
           for (std::size_t k = 0; k < n; ++k) {
             WindowWord sum = 0;
             unsigned flags = 0;
-            if (exact_source_) {
-              DepositShort(&sum, window_, static_cast<double>(Traits::Data(*exact_source_)[k]), &flags);
+            if (source) {
+              DepositShort(&sum, win, static_cast<double>(source[k]), &flags);
             } else {
               for (int i = 0; i < lists; ++i)
-                DepositShort(&sum, window_,
-                             static_cast<double>(Traits::Data(slots_[static_cast<std::size_t>(i)].value)[k]), &flags);
+                DepositShort(&sum, win, static_cast<double>(Traits::Data(slots_[static_cast<std::size_t>(i)].value)[k]),
+                             &flags);
             }
             StoreShort<D>(records + k * (D + 1), sum, flags);
           }
@@ -621,9 +624,10 @@ class ReductionBase {
       if constexpr (kExactCapable) {
         E* out = Traits::Data(val);
         if (window_.digits <= kShortWindow) {
+          const int first = window_.first;
           WithShortDigits(window_.digits, [&](auto digits) {
             constexpr int D = decltype(digits)::value;
-            for (std::size_t k = 0; k < count; ++k) out[k] = RoundShort<E, D>(records + k * (D + 1), window_.first);
+            for (std::size_t k = 0; k < count; ++k) out[k] = RoundShort<E, D>(records + k * (D + 1), first);
           });
         } else {
           for (std::size_t k = 0; k < count; ++k) out[k] = RoundWindow<E>(records + k * window_.Words(), window_);
