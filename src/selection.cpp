@@ -454,8 +454,13 @@ namespace tributary {
 // the 4-nomial tree (lg_4 p rounds; recursive doubling pays a fold-in round when p is not
 // a power of two) up to 64 KiB, then the ring for commutative operators (bandwidth-optimal,
 // segmented) and Rabenseifner for the others. Reduce: the 4-nomial tree up to 64 KiB,
-// binomial up to 512 KiB, the segmented chain (pipelined_tree) above. Allgather: recursive doubling for the smallest messages (and up to
-// 32 KiB at 2 ranks), the MPI library above.
+// binomial up to 512 KiB, the segmented chain (pipelined_tree) above: 256 KiB segments up
+// to 32 MiB, 1 MiB segments beyond (2 ranks, 4M and 16M ints to rank 0 against
+// MPI_Reduce side by side: 256 KiB segments 0.99-1.15x at 16 MiB where 1 MiB ones gave
+// 0.86-0.95x, and 1 MiB segments 0.98-1.01x at 64 MiB where 64 KiB ones gave 0.82-0.87x;
+// docs/selection.md). Allgather:
+// recursive doubling for the smallest messages (and up to 32 KiB at 2 ranks), the MPI
+// library above.
 const std::string& SelectionTree::DefaultJson() {
   static const std::string json = R"({
   "tributary_selection": 1,
@@ -477,7 +482,8 @@ const std::string& SelectionTree::DefaultJson() {
     {"collective": "reduce", "then": [
       {"msg_size": "<= 64KiB", "then": {"schedule": "knomial", "radix": 4}},
       {"msg_size": "<= 512KiB", "then": {"schedule": "binomial"}},
-      {"msg_size": "any", "then": {"schedule": "pipelined_tree", "segment_bytes": 65536}}
+      {"msg_size": "<= 32MiB", "then": {"schedule": "pipelined_tree", "segment_bytes": 262144}},
+      {"msg_size": "any", "then": {"schedule": "pipelined_tree", "segment_bytes": 1048576}}
     ]},
     {"collective": "any", "then": [
       {"comm_size": "<= 2", "then": [

@@ -87,8 +87,9 @@ fi
 
 # The CSV rows: benchmark, ranks, parameter (64K ...), variant, median_s, ... One table for
 # the binomial tree (the reference's algorithm, here for any rank count) and one for the
-# fastest of Tributary's schedules in each cell, all started with MPI_Reduce's buffers
-# (StartReduce(root, op, input)); the in-place variant and mpi_library are left out.
+# fastest of Tributary's schedules in each cell (the built-in tree's choice included), all
+# started with MPI_Reduce's buffers (StartReduce(root, op, input)); the in-place variant and
+# mpi_library are left out. A third table gives the built-in tree alone.
 awk -v ranks="$ranks" '
 function parse(line, f,   n, i, c, q, cur) {
   n = 0; cur = ""; q = 0
@@ -108,6 +109,7 @@ NR > 1 {
   t = f[5] + 0  # a number, not the text "2.8e-05"
   if (f[4] == "MPI_Reduce") mpi[key] = t
   if (f[4] == "Reduce binomial") bin[key] = t
+  if (f[4] == "Reduce built-in tree") tree[key] = t
   if (f[4] ~ /^Reduce / && f[4] != "Reduce mpi_library" && f[4] !~ / in place$/ && (!(key in best) || t < best[key])) {
     best[key] = t; who[key] = substr(f[4], 8)
   }
@@ -117,9 +119,10 @@ function row(label, which,   i, key, t, line) {
   for (i = 1; i <= n; i++) {
     key = label SUBSEP np[i]
     if (!(key in mpi)) { line = line " not run | |"; continue }
-    t = (which == "binomial") ? bin[key] : best[key]
+    t = (which == "binomial") ? bin[key] : (which == "tree") ? tree[key] : best[key]
+    if (t == "") { line = line " not run | |"; continue }
     line = line sprintf(" %.0f | %.2f%s |", (t - mpi[key]) * 1e6, mpi[key] / t,
-                        which == "binomial" ? "" : " (" who[key] ")")
+                        which == "best" ? " (" who[key] ")" : "")
   }
   print line
 }
@@ -139,6 +142,7 @@ END {
   print "t(Tributary) - t(MPI_Reduce) in microseconds (negative: Tributary is faster); Speedup"
   print "is t(MPI_Reduce) / t(Tributary). Medians of bench_schedules --section reduce004."
   table("Tributary Reduce, binomial tree (the reference'"'"'s algorithm)", "binomial")
+  table("Tributary Reduce, built-in selection tree (what a user gets by default)", "tree")
   table("Tributary Reduce, fastest schedule per cell", "best")
   print ""
   print "Cells marked \"not run\" were skipped (--max-bytes, --quick) or do not fit in memory."
