@@ -459,6 +459,22 @@ class DeviceStage final : public DeviceStageBase<E> {
   std::function<void(DeviceStage&, int)> fold_;
 };
 
+/// Sets the row split of a kernel over every element of `data` (ReduceAllKernel,
+/// ExactAllKernel: rows of the last extent, cut into chunks of kDeviceChunk) and returns
+/// the number of work items.
+template <class Kernel, class View>
+std::int64_t ShapeAllElements(Kernel& kernel, const View& data) {
+  std::int64_t rows = 1;
+  kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
+  if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
+  if constexpr (View::rank == 3) {
+    kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
+    rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
+  }
+  kernel.chunks_per_row = (kernel.row_length + kDeviceChunk - 1) / kDeviceChunk;
+  return kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
+}
+
 /// Queues on `exec` the kernel that writes list `list`'s slot of `stage` from `data`: with
 /// k == 1 every element reduced to one (ReduceAllKernel); with k > 1 a rank-1 View's k
 /// values copied, or a rank-2 View's rows reduced elementwise. The caller checked the shape.
@@ -470,15 +486,7 @@ void QueueViewKernel(DeviceStage<E, Exec>& stage, int list, const Exec& exec, co
   const std::size_t k = stage.count;
   if (k == 1) {
     ReduceAllKernel<View, E, Op> kernel{op, identity, data, first_index};
-    std::int64_t rows = 1;
-    kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
-    if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
-    if constexpr (View::rank == 3) {
-      kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
-      rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
-    }
-    kernel.chunks_per_row = (kernel.row_length + kDeviceChunk - 1) / kDeviceChunk;
-    const std::int64_t items = kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
+    const std::int64_t items = ShapeAllElements(kernel, data);
     Kokkos::parallel_reduce("tributary::reduce_view", Range(exec, 0, items), kernel, stage.ScalarOf(list));
   } else if constexpr (std::is_same_v<E, V> && View::rank == 1) {
     using Slot = typename DeviceStage<E, Exec>::Slot;
@@ -572,15 +580,7 @@ void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Ex
   const std::size_t k = stage.count;
   if (k == 1) {
     ExactAllKernel<View> kernel{data};
-    std::int64_t rows = 1;
-    kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
-    if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
-    if constexpr (View::rank == 3) {
-      kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
-      rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
-    }
-    kernel.chunks_per_row = (kernel.row_length + kDeviceChunk - 1) / kDeviceChunk;
-    const std::int64_t items = kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
+    const std::int64_t items = ShapeAllElements(kernel, data);
     Kokkos::parallel_reduce("tributary::exact_view", Range(exec, 0, items), kernel, stage.ScalarOf(list));
   } else if constexpr (View::rank <= 2) {
     using Slot = typename DeviceStage<ExactSum, Exec>::Slot;

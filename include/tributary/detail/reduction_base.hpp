@@ -270,14 +270,8 @@ class ReductionBase {
   /// stay so until the generation completes) and `val` receives the root's result only.
   template <class Op>
   void StartOnValue(const Op& op, Collective collective, int root, const T* input = nullptr) {
-    ValidateRoot(root);
     if (input == &val) input = nullptr;  // the usual in-place start
-    core_->Arm(1);
-    where_.store(kOnHost, std::memory_order_relaxed);
-    SetGenerationOperator(op);
-    collective_ = collective;
-    root_ = root;
-    core_->Arrive(0);
+    ArmHandWired(op, collective, root);
     const T& source = input ? *input : val;
     if constexpr (kExactCapable) {
       if (exact_) {  // the source is read when the window is agreed (in flight until then)
@@ -303,19 +297,13 @@ class ReductionBase {
   /// Device-aware MPI (ContextOptions::device_aware_mpi): a hand-wired generation on `count`
   /// elements at `data` in device memory, which the MPI library reads and writes itself
   /// (`input`: a reduce's separate contribution, also device memory). The caller has checked
-  /// that the operator is builtin (kMpiBuiltin) and the mode Determinism::fast.
+  /// that the library combines the operator (kLibraryCombines) and the mode is
+  /// Determinism::fast.
   template <class Op>
   void StartOnDeviceMemory(const Op& op, Collective collective, int root, E* data, const E* input,
                            std::size_t count) {
-    ValidateRoot(root);
-    core_->Arm(1);
-    where_.store(kOnHost, std::memory_order_relaxed);
-    SetGenerationOperator(op);
-    collective_ = collective;
-    root_ = root;
-    core_->Arrive(0);
+    ArmHandWired(op, collective, root);
     LaunchSpec spec = SpecOf(count);
-    spec.check_length = core_->Ctx()->Options().debug != DebugLevel::none;
     spec.device_memory = true;
     op_error_.clear();
     if (NotRoot())  // sends from the input (or val), which stays unchanged
@@ -331,6 +319,18 @@ class ReductionBase {
   std::unique_ptr<ReductionCore> core_;
 
  private:
+  // A hand-wired generation: one contribution, this rank's, arrived at once.
+  template <class Op>
+  void ArmHandWired(const Op& op, Collective collective, int root) {
+    ValidateRoot(root);
+    core_->Arm(1);
+    where_.store(kOnHost, std::memory_order_relaxed);
+    SetGenerationOperator(op);
+    collective_ = collective;
+    root_ = root;
+    core_->Arrive(0);
+  }
+
   void ValidateRoot(int root) const {
     Context* ctx = core_->Ctx();
     if (ctx && (root < 0 || root >= ctx->Size()))
@@ -411,24 +411,16 @@ class ReductionBase {
   // The sums travel in the compact window form (ExactWindow), packed: the combine is exact,
   // so every schedule and every order gives the same value; Finish rounds once.
   void LaunchExact(std::size_t count, std::int64_t lo, std::int64_t hi) {
-    Context& ctx = *core_->Ctx();
-    LaunchSpec spec;
-    spec.collective = collective_;
-    spec.root = root_;
-    spec.length = count;
-    spec.check_length = Traits::dynamic && ctx.Options().debug != DebugLevel::none;
-    if (ctx.Options().debug == DebugLevel::full)
-      spec.signature = (op_->Signature() * 31 + static_cast<std::uint64_t>(collective_)) * 131 +
-                       static_cast<std::uint64_t>(root_) + 7;
+    LaunchSpec spec = SpecOf(count);
+    if (spec.signature != 0) spec.signature += 7;  // exact records: another message than the values'
     spec.payload.commutative = true;
     spec.builtin_op = false;
-    spec.determinism = static_cast<int>(mode_);
     spec.window = true;
     spec.window_lo = lo;
     spec.window_hi = hi;
     spec.pack = &PackThunk;
     exact_count_ = count;
-    layout_.rank = ctx.Rank();
+    layout_.rank = core_->Ctx()->Rank();
     layout_.error_text = &op_error_;
     op_error_.clear();
     spec.packed = &layout_;
@@ -706,37 +698,7 @@ class ReductionBase {
     if (op_->Type() != typeid(Op))
       throw UsageError(core_->Where() + ": list " + std::to_string(list_index) + " contributed with operator " +
                        TypeLabel<Op>() + ", but the generation was armed with another operator");
-    if (!Traits::dynamic && k != Traits::Size(val))
-      DeviceShapeError(list_index, std::to_string(k) + " value(s)");
-    ClaimWhere(list_index, kOnDevice);
-    DeviceStage<E, Exec>* stage = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(device_mutex_);
-      const bool first = device_generation_ != core_->Generation();
-      if (!first && stage_->Space() != typeid(Exec))
-        throw UsageError(core_->Where() + ": list " + std::to_string(list_index) +
-                         " contributed from another execution space than the lists before it");
-      if (!stage_ || stage_->Space() != typeid(Exec)) stage_ = std::make_unique<DeviceStage<E, Exec>>();
-      stage = static_cast<DeviceStage<E, Exec>*>(stage_.get());
-      if (first) {
-        device_generation_ = core_->Generation();
-        stage->Prepare(exec, core_->Expected(), k);
-        stage->SetFold(op);
-      } else if (stage->count != k) {
-        LengthMismatch(stage->count, list_index, k);
-      }
-    }
-    core_->Arrive(list_index);  // duplicates are refused before the slot is written
-    Kokkos::Profiling::pushRegion("tributary::contribute");
-    launch(*stage);
-    stage->Launched(list_index, exec);
-    Kokkos::Profiling::popRegion();
-    if (device_launched_.fetch_add(1, std::memory_order_acq_rel) + 1 == core_->Expected()) {
-      stage->Fold(list_index);
-      core_->AwaitClient();
-      core_->PollClient();  // host backends: the result is there already
-    }
-    return TaskStatus::complete;
+    return ContributeToStage(list_index, exec, k, stage_, op, std::forward<Launch>(launch));
   }
 
   // Determinism::rank_count_independent: list `list_index`'s values summed exactly on the
@@ -746,30 +708,41 @@ class ReductionBase {
   TaskStatus ContributeExactView(int list_index, const Exec& exec, const View& data, std::size_t k) {
     const bool mine = core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected();
     if (!mine) core_->Arrive(list_index);  // throws the error for this state or index
+    return ContributeToStage(list_index, exec, k, exact_stage_, ExactMergeOp{},
+                             [&](DeviceStage<ExactSum, Exec>& stage) {
+                               QueueExactViewKernel(stage, list_index, exec, data);
+                             });
+  }
+
+  // What both device contributions share: the shape check, the stage of this generation
+  // (prepared by the first list, in `holder`, folding with `fold`), the arrival, the
+  // list's kernel, and the fold after the last list's.
+  template <class S, class Exec, class Fold, class Launch>
+  TaskStatus ContributeToStage(int list_index, const Exec& exec, std::size_t k,
+                               std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold, Launch&& launch) {
     if (!Traits::dynamic && k != Traits::Size(val))
       DeviceShapeError(list_index, std::to_string(k) + " value(s)");
     ClaimWhere(list_index, kOnDevice);
-    DeviceStage<ExactSum, Exec>* stage = nullptr;
+    DeviceStage<S, Exec>* stage = nullptr;
     {
       std::lock_guard<std::mutex> lock(device_mutex_);
       const bool first = device_generation_ != core_->Generation();
-      if (!first && exact_stage_->Space() != typeid(Exec))
+      if (!first && holder->Space() != typeid(Exec))
         throw UsageError(core_->Where() + ": list " + std::to_string(list_index) +
                          " contributed from another execution space than the lists before it");
-      if (!exact_stage_ || exact_stage_->Space() != typeid(Exec))
-        exact_stage_ = std::make_unique<DeviceStage<ExactSum, Exec>>();
-      stage = static_cast<DeviceStage<ExactSum, Exec>*>(exact_stage_.get());
+      if (!holder || holder->Space() != typeid(Exec)) holder = std::make_unique<DeviceStage<S, Exec>>();
+      stage = static_cast<DeviceStage<S, Exec>*>(holder.get());
       if (first) {
         device_generation_ = core_->Generation();
         stage->Prepare(exec, core_->Expected(), k);
-        stage->SetFold(ExactMergeOp{});
+        stage->SetFold(fold);
       } else if (stage->count != k) {
         LengthMismatch(stage->count, list_index, k);
       }
     }
     core_->Arrive(list_index);  // duplicates are refused before the slot is written
     Kokkos::Profiling::pushRegion("tributary::contribute");
-    QueueExactViewKernel(*stage, list_index, exec, data);
+    launch(*stage);
     stage->Launched(list_index, exec);
     Kokkos::Profiling::popRegion();
     if (device_launched_.fetch_add(1, std::memory_order_acq_rel) + 1 == core_->Expected()) {

@@ -124,10 +124,11 @@ class StagedReduction : protected ReductionBase<std::vector<typename T::non_cons
   ~StagedReduction() {
     // The network phase may still write into `val` (device-aware MPI): the core goes first.
     Context* ctx = this->core_ ? this->core_->Ctx() : nullptr;
+    const std::string name = this->core_ ? Base::Name() : std::string();
     this->core_.reset();
     if (!Kokkos::is_initialized() && val.use_count() > 0) {
       if (ctx)
-        ctx->HandleError(name_ + ": destroyed after Kokkos::finalize; destroy objects that hold "
+        ctx->HandleError(name + ": destroyed after Kokkos::finalize; destroy objects that hold "
                                  "Views before finalising Kokkos");
       new T(std::move(val));  // never touch Kokkos after finalize: leave the storage alone
     }
@@ -196,7 +197,6 @@ class StagedReduction : protected ReductionBase<std::vector<typename T::non_cons
     copied_.store(generation, std::memory_order_release);
   }
 
-  std::string name_ = Base::Name();
   bool direct_ = false;
   std::atomic<std::uint64_t> copied_{0};  // the generation whose result is in `val`
   std::mutex copy_mutex_;
