@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "device_data.hpp"
 #include "mpi_test.hpp"
 #include "reduction_test.hpp"
 #include "tributary/tributary.hpp"
@@ -30,6 +31,8 @@ namespace {
 
 using tributary::AllReduce;
 using tributary::TaskStatus;
+using tributary::testing::IntAt;
+using tributary::testing::ListsOn;
 using tributary::ValueLoc;
 using tributary::testing::Rank;
 using tributary::testing::SameBitsEverywhere;
@@ -39,15 +42,7 @@ using tributary::testing::Wait;
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
 
-// Lists on rank r: 0 on rank 2 (a rank with nothing to add), otherwise 1 + r % 3.
-int ListsOn(int r) { return r == 2 ? 0 : 1 + r % 3; }
 
-// The data of element i of list l on rank r: small integers, deterministic everywhere.
-std::int64_t IntAt(int r, int l, std::int64_t i) {
-  std::uint64_t h = (static_cast<std::uint64_t>(r) * 1000003u + static_cast<std::uint64_t>(l) * 7919u +
-                     static_cast<std::uint64_t>(i)) * 0x9E3779B97F4A7C15ull;
-  return static_cast<std::int64_t>((h >> 40) % 2001) - 1000;
-}
 
 template <class E>
 E ValueAt(int r, int l, std::int64_t i) {
