@@ -244,7 +244,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     throw UsageError(error_);
   }
   if (impl.size == 1) {
-    if (spec_.window) spec_.data = spec_.pack(client_, spec_.window_lo, spec_.window_hi);
+    if (spec_.window) spec_.data = spec_.pack(client_, spec_.window_local);
     const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
     if (spec_.input && bytes) std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
     phase_.store(Phase::in_flight, std::memory_order_release);
@@ -255,16 +255,18 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   auto mpi = impl.LockMpi();
   try {
     if (spec_.check_length || spec_.signature != 0 || spec_.window) {
-      // One small allreduce of {n, -n, s, -s, hi, -lo} with MAX gives every rank max and
-      // min of the lengths, of the signatures and of the exact-sum windows.
+      // One small allreduce of {n, -n, s, -s, hi, -lo, terms, special} with MAX gives every
+      // rank max and min of the lengths, of the signatures and of the exact-sum windows.
       const auto sig = static_cast<std::int64_t>(spec_.signature >> 1);
       const auto len = spec_.check_length ? static_cast<std::int64_t>(spec_.length) : 0;
       length_check_[0] = len;
       length_check_[1] = -len;
       length_check_[2] = sig;
       length_check_[3] = -sig;
-      length_check_[4] = spec_.window_hi;
-      length_check_[5] = -spec_.window_lo;
+      length_check_[4] = spec_.window_local.hi;
+      length_check_[5] = -spec_.window_local.lo;
+      length_check_[6] = spec_.window_local.terms;
+      length_check_[7] = spec_.window_local.special ? 1 : 0;
       // Tributary's recursive doubling on the point-to-point communicator, in the upper
       // tags of this generation's block (the schedules below use the lower ones); about
       // half the time of the MPI library's MPI_Iallreduce of these 48 bytes.
@@ -273,7 +275,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
       check.comm = impl.p2p;
       check.tag = impl.TagFor(slot_, Generation()) + kPreRoundTag;
       check.data = length_check_;
-      check.payload.count = 6;
+      check.payload.count = 8;
       check.payload.elem_size = sizeof(std::int64_t);
       check.payload.combine = &MaxInt64;
       check.payload.commutative = true;
@@ -375,7 +377,16 @@ void ReductionCore::StartSchedule() {
   args.payload = spec_.payload;
   args.params = params_;
   const ScheduleKind kind = kind_;
-  if (spec_.packed) {
+  if (spec_.window && kind != ScheduleKind::mpi_library) {
+    // Exact records combine by multiword addition, element by element, and carry no
+    // header (no user operator can throw): the schedule may split them like values.
+    const PackedSegment& records = spec_.packed->segments.front();
+    args.data = static_cast<char*>(spec_.data) + records.offset + sizeof(PackedHeader);
+    args.payload.count = records.count;
+    args.payload.elem_size = records.elem_size;
+    args.payload.combine = records.combine;
+    args.payload.combine_state = records.state;
+  } else if (spec_.packed) {
     args.payload.count = 1;
     args.payload.elem_size = spec_.packed->bytes;
     args.payload.combine = &PackedCombine;
@@ -461,7 +472,12 @@ bool ReductionCore::AdvanceLocked() {
       }
       if (spec_.window) {
         try {
-          spec_.data = spec_.pack(client_, -length_check_[5], length_check_[4]);
+          WindowNeeds agreed;
+          agreed.lo = -length_check_[5];
+          agreed.hi = length_check_[4];
+          agreed.terms = length_check_[6] * impl.size;
+          agreed.special = length_check_[7] != 0;
+          spec_.data = spec_.pack(client_, agreed);
         } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
           SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
           phase_.store(Phase::failed, std::memory_order_release);

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <string>
@@ -77,6 +78,57 @@ Perm PermProduct(std::size_t i) {
   Perm acc = PermOf(Size() - 1, i);
   for (int q = Size() - 2; q >= 0; --q) PermCompose{}(PermOf(q, i), acc);
   return acc;
+}
+
+// ---------------------------------------------------------------------------------------
+// Exact sums (Determinism::rank_count_independent) travel as records of 1-4 or more 32-bit
+// digits, with a word of flags only where some rank has a NaN or an infinity; the own
+// schedules split them like values. Rank r's value of element i, in three data sets whose
+// windows are short without flags (similar magnitudes), long (magnitudes 2^-1000 .. 2^1000),
+// and short with flags (an infinity in one element on the last rank).
+double ExactDataOf(int data_set, int r, std::size_t i) {
+  const double k = static_cast<double>(i % 29) + 1.0;
+  switch (data_set) {
+    case 0: return 0.1 * k + 1e-3 * r;
+    case 1: return std::ldexp((r % 2 ? -1.0 : 1.0) * (0.3 + 0.01 * k), static_cast<int>((i * 37 + 11 * static_cast<std::size_t>(r)) % 2001) - 1000);
+    default:
+      if (i % 5 == 3 && r == Size() - 1) return -std::numeric_limits<double>::infinity();
+      return 0.5 * k - 0.25 * r;
+  }
+}
+
+// Every element equals the serial exact sum of the ranks' values, rounded once, on every
+// rank that receives the result (all ranks for an allreduce, `root` for a reduce).
+bool ExactRecordsCheck(tributary::Context& ctx, int root) {
+  bool ok = true;
+  tributary::AllReduce<std::vector<double>> all(ctx, "exact records");
+  tributary::Reduce<std::vector<double>> one(ctx, "exact records to a root");
+  for (int data_set = 0; data_set < 3; ++data_set) {
+    for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(33), std::size_t(1000)}) {
+      std::vector<double> mine(n), expect(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        mine[i] = ExactDataOf(data_set, Rank(), i);
+        tributary::ExactSum s;
+        for (int q = 0; q < Size(); ++q) s.Add(ExactDataOf(data_set, q, i));
+        expect[i] = s.Round();
+      }
+      const auto same = [&](const std::vector<double>& got) {
+        return got.size() == n && std::memcmp(got.data(), expect.data(), n * sizeof(double)) == 0;
+      };
+      if (root < 0) {
+        all.val = mine;
+        all.StartReduce(tributary::Sum{});
+        Wait(ctx, all);
+        ok = ok && same(all.val) && SameBitsEverywhere(all.val);
+      } else {
+        one.val = mine;
+        one.StartReduce(root, tributary::Sum{});
+        Wait(ctx, one);
+        ok = ok && (Rank() == root ? same(one.val) : one.val == mine);
+      }
+    }
+  }
+  return ok;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -221,6 +273,13 @@ TEST_P(Allreduce, RegionalBatchAndMinLocTravelPacked) {
   Wait(ctx, step);
   TRIBUTARY_EXPECT_ALL(dt.val == 1.0 && total.val == 3L * ((Size() + 1) / 2) && where.val.value == 2.0 &&
                        where.val.index == 0);
+}
+
+TEST_P(Allreduce, ExactSumsSplitAtRecordsAndEqualTheSerialExactSum) {
+  tributary::ContextOptions o = Opts();
+  o.determinism = tributary::Determinism::rank_count_independent;
+  tributary::Context ctx(o);
+  TRIBUTARY_EXPECT_ALL(ExactRecordsCheck(ctx, -1));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -394,6 +453,13 @@ TEST_P(Reduce, LargeFloatVectorsMatchTheSerialSum) {
     for (std::size_t i = 0; ok && i < n; ++i)
       ok = r.val[i] == 0.5 * static_cast<double>(i % 97) * Size() + Size() * (Size() - 1) / 2.0;
   TRIBUTARY_EXPECT_ALL(ok);
+}
+
+TEST_P(Reduce, ExactSumsSplitAtRecordsToEveryRoot) {
+  tributary::ContextOptions o = Opts();
+  o.determinism = tributary::Determinism::rank_count_independent;
+  tributary::Context ctx(o);
+  for (int root = 0; root < Size(); ++root) TRIBUTARY_EXPECT_ALL(ExactRecordsCheck(ctx, root));
 }
 
 // ---------------------------------------------------------------------------------------

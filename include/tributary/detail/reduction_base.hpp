@@ -276,10 +276,11 @@ class ReductionBase {
     if constexpr (kExactCapable) {
       if (exact_) {  // the source is read when the window is agreed (in flight until then)
         exact_source_ = &source;
-        std::int64_t lo = kNoBits, hi = -1;
+        WindowNeeds needs = NoBits(1);
         const E* in = Traits::Data(source);
-        for (std::size_t k = 0; k < Traits::Size(source); ++k) WidenRange(static_cast<double>(in[k]), &lo, &hi);
-        LaunchExact(Traits::Size(source), lo, hi);
+        for (std::size_t k = 0; k < Traits::Size(source); ++k)
+          WidenRange(static_cast<double>(in[k]), &needs.lo, &needs.hi, &needs.special);
+        LaunchExact(Traits::Size(source), needs);
         return;
       }
     }
@@ -374,16 +375,23 @@ class ReductionBase {
     throw UsageError(msg);
   }
 
-  static constexpr std::int64_t kNoBits = std::int64_t(1) << 40;  // above any bit
+  // What a rank with no nonzero finite term needs of the window, `terms` per element.
+  static WindowNeeds NoBits(int terms) {
+    WindowNeeds needs;
+    needs.lo = std::int64_t(1) << 40;  // above any bit
+    needs.terms = std::max(1, terms);
+    return needs;
+  }
 
   // Every list's partial is added exactly once the ranks agree on the window of digits
   // their data occupies (see Pack); here only that window is measured.
   void CombineExactAndLaunch() {
     if (exact_device_) {  // one exact partial per element, merged on the device
-      std::int64_t lo = kNoBits, hi = -1;
-      for (std::size_t k = 0; k < exact_device_count_; ++k) WidenRange(exact_device_[k], &lo, &hi);
+      WindowNeeds needs = NoBits(1);
+      for (std::size_t k = 0; k < exact_device_count_; ++k)
+        WidenRange(exact_device_[k], &needs.lo, &needs.hi, &needs.special);
       exact_source_ = nullptr;
-      LaunchExact(exact_device_count_, lo, hi);
+      LaunchExact(exact_device_count_, needs);
       return;
     }
     const int n = core_->Expected();
@@ -394,30 +402,30 @@ class ReductionBase {
     const std::size_t len = n == 0 ? Traits::Size(val) : length_of(0);
     for (int i = 1; i < n; ++i)
       if (length_of(i) != len) LengthMismatch(len, i, length_of(i));
-    std::int64_t lo = kNoBits, hi = -1;
+    WindowNeeds needs = NoBits(n);  // one term per list
     for (int i = 0; i < n; ++i) {
       const auto u = static_cast<std::size_t>(i);
       if (exact_used_[u]) {
-        for (const ExactSum& part : exact_slots_[u]) WidenRange(part, &lo, &hi);
+        for (const ExactSum& part : exact_slots_[u]) WidenRange(part, &needs.lo, &needs.hi, &needs.special);
       } else if constexpr (kExactCapable) {
         const E* in = Traits::Data(slots_[u].value);
-        for (std::size_t k = 0; k < len; ++k) WidenRange(static_cast<double>(in[k]), &lo, &hi);
+        for (std::size_t k = 0; k < len; ++k)
+          WidenRange(static_cast<double>(in[k]), &needs.lo, &needs.hi, &needs.special);
       }
     }
     exact_source_ = nullptr;
-    LaunchExact(len, lo, hi);
+    LaunchExact(len, needs);
   }
 
   // The sums travel in the compact window form (ExactWindow), packed: the combine is exact,
   // so every schedule and every order gives the same value; Finish rounds once.
-  void LaunchExact(std::size_t count, std::int64_t lo, std::int64_t hi) {
+  void LaunchExact(std::size_t count, const WindowNeeds& needs) {
     LaunchSpec spec = SpecOf(count);
     if (spec.signature != 0) spec.signature += 7;  // exact records: another message than the values'
     spec.payload.commutative = true;
     spec.builtin_op = false;
     spec.window = true;
-    spec.window_lo = lo;
-    spec.window_hi = hi;
+    spec.window_local = needs;
     spec.pack = &PackThunk;
     exact_count_ = count;
     layout_.rank = core_->Ctx()->Rank();
@@ -429,15 +437,15 @@ class ReductionBase {
     core_->Launch(spec);
   }
 
-  // Writes the message for the agreed window [lo, hi]: per element the exact sum of this
-  // rank's partials (values added exactly, ExactSum partials merged) as a window record.
-  void* Pack(std::int64_t lo, std::int64_t hi) {
-    window_ = WindowFor(lo, hi);
+  // Writes the message for the agreed window: per element the exact sum of this rank's
+  // partials (values added exactly, ExactSum partials merged) as a window record.
+  void* Pack(const WindowNeeds& agreed) {
+    window_ = WindowFor(agreed.lo, agreed.hi, agreed.terms, agreed.special);
     const std::size_t n = exact_count_, words = window_.Words();
     packed_.resize(sizeof(PackedHeader) + n * window_.RecordBytes());
     PackedHeader header;
     std::memcpy(packed_.data(), &header, sizeof header);
-    layout_.segments.assign(1, PackedSegment{0, n, window_.RecordBytes(), &WindowCombine, &window_});
+    layout_.segments.assign(1, PackedSegment{0, n, window_.RecordBytes(), WindowCombineFor(window_), &window_});
     layout_.bytes = packed_.size();
     auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
     const int lists = core_->Expected();
@@ -449,8 +457,8 @@ class ReductionBase {
         // Locals, not members: the records' stores could otherwise alias the window.
         const ExactWindow win = window_;
         const E* source = exact_source_ ? Traits::Data(*exact_source_) : nullptr;
-        WithShortDigits(win.digits, [&](auto digits) {
-          constexpr int D = decltype(digits)::value;
+        WithShortForm(win, [&](auto form) {
+          using Form = decltype(form);
           for (std::size_t k = 0; k < n; ++k) {
             WindowWord sum = 0;
             unsigned flags = 0;
@@ -461,7 +469,7 @@ class ReductionBase {
                 DepositShort(&sum, win, static_cast<double>(Traits::Data(slots_[static_cast<std::size_t>(i)].value)[k]),
                              &flags);
             }
-            StoreShort<D>(records + k * (D + 1), sum, flags);
+            StoreShort<Form>(records + k * Form::kWords, sum, flags);
           }
         });
         return packed_.data();
@@ -488,8 +496,8 @@ class ReductionBase {
     }
     return packed_.data();
   }
-  static void* PackThunk(void* self, std::int64_t lo, std::int64_t hi) {
-    return static_cast<ReductionBase*>(self)->Pack(lo, hi);
+  static void* PackThunk(void* self, const WindowNeeds& agreed) {
+    return static_cast<ReductionBase*>(self)->Pack(agreed);
   }
 
   // The combined partial goes into `val`; on a Reduce's other ranks the last list's slot
@@ -617,9 +625,9 @@ class ReductionBase {
         E* out = Traits::Data(val);
         if (window_.digits <= kShortWindow) {
           const int first = window_.first;
-          WithShortDigits(window_.digits, [&](auto digits) {
-            constexpr int D = decltype(digits)::value;
-            for (std::size_t k = 0; k < count; ++k) out[k] = RoundShort<E, D>(records + k * (D + 1), first);
+          WithShortForm(window_, [&](auto form) {
+            using Form = decltype(form);
+            for (std::size_t k = 0; k < count; ++k) out[k] = RoundShort<E, Form>(records + k * Form::kWords, first);
           });
         } else {
           for (std::size_t k = 0; k < count; ++k) out[k] = RoundWindow<E>(records + k * window_.Words(), window_);

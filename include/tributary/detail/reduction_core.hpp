@@ -81,6 +81,18 @@ struct PackedLayout {
 /// CombineFn for packed messages: `state` is a PackedLayout. Never throws.
 void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept;
 
+/// What an exact sum's wire form must hold (Determinism::rank_count_independent): the
+/// lowest and highest bit of any term's magnitude, in units of 2^-1074 (hi < 0: no nonzero
+/// finite term), how many terms each element sums, and whether a NaN or an infinity is
+/// among them. Agreed across ranks: min lo, max hi, the rank count times the most terms on
+/// a rank, any special.
+struct WindowNeeds {
+  std::int64_t lo = 0;
+  std::int64_t hi = -1;
+  std::int64_t terms = 1;
+  bool special = false;
+};
+
 /// Where the network phase of one generation reads and writes.
 struct LaunchSpec {
   Collective collective = Collective::allreduce;
@@ -111,13 +123,14 @@ struct LaunchSpec {
   bool device_memory = false;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
-  /// Exact sums (Determinism::rank_count_independent): the bit window this rank's data
-  /// occupies, agreed across ranks (lowest lo, highest hi) in the round that also checks
-  /// lengths; then `pack(client, lo, hi)` writes the message for the agreed window and
-  /// returns where it is (it replaces `data`). hi < 0: no nonzero finite value here.
+  /// Exact sums (Determinism::rank_count_independent): what this rank's data needs of the
+  /// window (`window_local`), agreed across ranks in the round that also checks lengths;
+  /// then `pack(client, agreed)` writes the message for the agreed window and returns where
+  /// it is (it replaces `data`). Tributary's own schedules split that message at its
+  /// records (`packed->segments[0]`); the MPI library's gets it whole.
   bool window = false;
-  std::int64_t window_lo = 0, window_hi = -1;
-  void* (*pack)(void* client, std::int64_t lo, std::int64_t hi) = nullptr;
+  WindowNeeds window_local;
+  void* (*pack)(void* client, const WindowNeeds& agreed) = nullptr;
 };
 
 /// Called when the network phase has completed on this rank; copies results out and may
@@ -255,7 +268,7 @@ class ReductionCore {
   std::vector<unsigned char> staging_;  // a read-only `data` copied for a schedule that writes
   bool schedule_active_ = false;
   bool length_pending_ = false;
-  std::int64_t length_check_[6] = {0, 0, 0, 0, 0, 0};
+  std::int64_t length_check_[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   // The pre-round (lengths, signatures, exact-sum windows): recursive doubling in tags
   // kPreRoundTag.. of the generation's block, kept and re-armed like schedule_.
   static constexpr int kPreRoundTag = 5;
