@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <sstream>
 
@@ -237,14 +238,14 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   spec_ = spec;
   auto& impl = ctx_->Impl();
   try {
-    ChooseSchedule();
+    if (!spec_.window) ChooseSchedule();  // exact records: once their size is known
   } catch (const UsageError& e) {  // the same on every rank: the options are
     SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
     phase_.store(Phase::failed, std::memory_order_release);
     throw UsageError(error_);
   }
   if (impl.size == 1) {
-    if (spec_.window) spec_.data = spec_.pack(client_, spec_.window_local);
+    if (spec_.window) spec_.data = spec_.pack(client_, spec_.window_local, false);
     const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
     if (spec_.input && bytes) std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
     phase_.store(Phase::in_flight, std::memory_order_release);
@@ -254,35 +255,21 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   impl.CheckThread();
   auto mpi = impl.LockMpi();
   try {
-    if (spec_.check_length || spec_.signature != 0 || spec_.window) {
-      // One small allreduce of {n, -n, s, -s, hi, -lo, terms, special} with MAX gives every
-      // rank max and min of the lengths, of the signatures and of the exact-sum windows.
-      const auto sig = static_cast<std::int64_t>(spec_.signature >> 1);
-      const auto len = spec_.check_length ? static_cast<std::int64_t>(spec_.length) : 0;
-      length_check_[0] = len;
-      length_check_[1] = -len;
-      length_check_[2] = sig;
-      length_check_[3] = -sig;
-      length_check_[4] = spec_.window_local.hi;
-      length_check_[5] = -spec_.window_local.lo;
-      length_check_[6] = spec_.window_local.terms;
-      length_check_[7] = spec_.window_local.special ? 1 : 0;
-      // Tributary's recursive doubling on the point-to-point communicator, in the upper
-      // tags of this generation's block (the schedules below use the lower ones); about
-      // half the time of the MPI library's MPI_Iallreduce of these 48 bytes.
-      ScheduleArgs check;
-      check.collective = Collective::allreduce;
-      check.comm = impl.p2p;
-      check.tag = impl.TagFor(slot_, Generation()) + kPreRoundTag;
-      check.data = length_check_;
-      check.payload.count = 8;
-      check.payload.elem_size = sizeof(std::int64_t);
-      check.payload.combine = &MaxInt64;
-      check.payload.commutative = true;
-      if (!check_schedule_ || !check_schedule_->Rearm(check))
-        check_schedule_ = MakeSchedule(ScheduleKind::recursive_doubling, check);
-      check_schedule_->Start();
-      length_pending_ = true;
+    speculative_ = false;
+    if (spec_.window && spec_.window_guess && !spec_.check_length && spec_.signature == 0 &&
+        spec_.collective == Collective::allreduce) {
+      // An exact allreduce with a window agreed before: no agreement round. The records
+      // end with a count of the ranks whose data does not fit that window; where it is
+      // not zero, every rank agrees on a window and runs the records again (Advance).
+      try {
+        spec_.data = spec_.pack(client_, *spec_.window_guess, true);
+      } catch (const std::bad_alloc& e) {  // out of memory: fail here; the others wait (watchdog)
+        throw UsageError(e.what());
+      }
+      speculative_ = true;
+      StartSchedule();
+    } else if (spec_.check_length || spec_.signature != 0 || spec_.window) {
+      StartAgreement();
     } else {
       StartSchedule();
     }
@@ -298,6 +285,53 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
 #endif
   phase_.store(Phase::in_flight, std::memory_order_release);
 }
+
+#if TRIBUTARY_HAVE_MPI
+// One small allreduce of {n, -n, s, -s, hi, -lo, terms, special} with MAX gives every rank
+// max and min of the lengths, of the signatures and of the exact-sum windows.
+void ReductionCore::StartAgreement() {
+  auto& impl = ctx_->Impl();
+  const auto sig = static_cast<std::int64_t>(spec_.signature >> 1);
+  const auto len = spec_.check_length ? static_cast<std::int64_t>(spec_.length) : 0;
+  length_check_[0] = len;
+  length_check_[1] = -len;
+  length_check_[2] = sig;
+  length_check_[3] = -sig;
+  length_check_[4] = spec_.window_local.hi;
+  length_check_[5] = -spec_.window_local.lo;
+  length_check_[6] = spec_.window_local.terms;
+  length_check_[7] = spec_.window_local.special ? 1 : 0;
+  // Tributary's recursive doubling on the point-to-point communicator, in the upper tags of
+  // this generation's block (the schedules use the lower ones); about half the time of the
+  // MPI library's MPI_Iallreduce of these 64 bytes.
+  ScheduleArgs check;
+  check.collective = Collective::allreduce;
+  check.comm = impl.p2p;
+  check.tag = impl.TagFor(slot_, Generation()) + kPreRoundTag;
+  check.data = length_check_;
+  check.payload.count = 8;
+  check.payload.elem_size = sizeof(std::int64_t);
+  check.payload.combine = &MaxInt64;
+  check.payload.commutative = true;
+  if (!check_schedule_ || !check_schedule_->Rearm(check))
+    check_schedule_ = MakeSchedule(ScheduleKind::recursive_doubling, check);
+  check_schedule_->Start();
+  length_pending_ = true;
+}
+
+// A speculative exact allreduce has completed: the count of ranks whose data did not fit
+// the window (the last record's low digit, summed like the others) decides whether the
+// records stand or every rank agrees on a window and runs them again.
+bool ReductionCore::SpeculationMissed() const {
+  const PackedSegment& records = spec_.packed->segments.front();
+  std::uint32_t misfits = 0;
+  std::memcpy(&misfits,
+              static_cast<const char*>(spec_.data) + sizeof(PackedHeader) + records.offset +
+                  (records.count - 1) * records.elem_size,
+              sizeof misfits);
+  return misfits != 0;
+}
+#endif
 
 // The schedule of this generation: forced by the options, or chosen by the pruned selection
 // tree from inputs that are identical on every rank (DebugLevel::full checks the choice
@@ -368,6 +402,7 @@ void ReductionCore::ChooseSchedule() {
 void ReductionCore::StartSchedule() {
 #if TRIBUTARY_HAVE_MPI
   auto& impl = ctx_->Impl();
+  if (spec_.window) ChooseSchedule();  // by the size of the records, the same on every rank
   ScheduleArgs args;
   args.collective = spec_.collective;
   args.root = spec_.root;
@@ -477,7 +512,7 @@ bool ReductionCore::AdvanceLocked() {
           agreed.hi = length_check_[4];
           agreed.terms = length_check_[6] * impl.size;
           agreed.special = length_check_[7] != 0;
-          spec_.data = spec_.pack(client_, agreed);
+          spec_.data = spec_.pack(client_, agreed, false);
         } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
           SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
           phase_.store(Phase::failed, std::memory_order_release);
@@ -487,6 +522,14 @@ bool ReductionCore::AdvanceLocked() {
       StartSchedule();
     }
     network_done = !schedule_active_ || schedule_->Progress();
+    if (network_done && speculative_) {
+      speculative_ = false;
+      if (SpeculationMissed()) {
+        schedule_active_ = false;
+        StartAgreement();
+        return false;
+      }
+    }
   }
 #endif
   if (!network_done) return false;

@@ -330,6 +330,66 @@ std::string ErrorOf(const std::function<void()>& f) {
   return "";
 }
 
+// An allreduce whose ranks agreed on a window before skips the agreement round (unless a
+// length check needs it) and runs in that window; where one rank's data no longer fits it
+// (larger or smaller magnitudes, a special value, more lists), every rank agrees again and
+// the result is still the exact sum. Generations alternate between fitting and not.
+TEST(RankCountIndependent, LaterGenerationsReuseTheAgreedWindowUntilTheDataOutgrowIt) {
+  for (tributary::DebugLevel debug : {tributary::DebugLevel::none, tributary::DebugLevel::basic}) {
+    tributary::ContextOptions o = Independent();
+    o.debug = debug;
+    tributary::Context ctx(o);
+    tributary::AllReduce<std::vector<double>> vec(ctx, "window reused");
+    tributary::AllReduce<double> scalar(ctx, "scalar window reused");
+    const int last = Size() - 1;
+    // Generations 6 and 7: values whose sum over one list per rank fills the window's top
+    // digit (bits up to 32m - 2, the sign in 32m - 1), so 40 lists per rank overflow it.
+    int room = 0;
+    while ((1 << room) < Size()) ++room;
+    int k = 0;
+    while ((k + 1074 + room + 1) % 32 != 31) ++k;
+    const double full = std::ldexp(2.0 - std::ldexp(1.0, -52), k);
+    // Rank r's value of element i in generation g.
+    const auto value = [&](int g, int r, std::size_t i) {
+      const double base = 1.0 + 0.25 * r + static_cast<double>(i);
+      switch (g) {
+        case 2: return r == last && i == 0 ? std::ldexp(1.0, 600) : base;    // higher bits
+        case 3: return r == 0 && i == 1 ? std::ldexp(1.0, -900) : base;      // lower bits
+        case 4: return r == last && i == 2 ? std::numeric_limits<double>::infinity() : base;
+        case 6:
+        case 7: return full;
+        default: return base;
+      }
+    };
+    const auto lists_in = [](int g) { return g == 7 ? 40 : 1; };  // generation 7: more terms
+    for (int g = 0; g < 10; ++g) {
+      const std::size_t n = 5;
+      const int lists = lists_in(g);
+      std::vector<double> expect(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        ExactSum s;
+        for (int q = 0; q < Size(); ++q)
+          for (int l = 0; l < lists; ++l) s.Add(value(g, q, i));
+        expect[i] = s.Round();
+      }
+      vec.Expect(lists, tributary::Sum{});
+      scalar.Expect(lists, tributary::Sum{});
+      for (int l = lists; l-- > 0;) {
+        std::vector<double> mine(n);
+        for (std::size_t i = 0; i < n; ++i) mine[i] = value(g, Rank(), i);
+        vec.Contribute(l, mine);
+        scalar.Contribute(l, mine[static_cast<std::size_t>(g) % n]);
+      }
+      Wait(ctx, vec);
+      Wait(ctx, scalar);
+      const bool ok = std::memcmp(vec.val.data(), expect.data(), n * sizeof(double)) == 0 &&
+                      SameBits(scalar.val, expect[static_cast<std::size_t>(g) % n]);
+      EXPECT_TRUE(ok) << "generation " << g;
+      TRIBUTARY_EXPECT_ALL(ok && SameBitsEverywhere(vec.val));
+    }
+  }
+}
+
 TEST(RankCountIndependent, BatchMembersSumExactlyBesideTheOthers) {
   tributary::Context ctx(Independent());
   tributary::Batch step(ctx, "step");

@@ -426,6 +426,9 @@ class ReductionBase {
     spec.builtin_op = false;
     spec.window = true;
     spec.window_local = needs;
+    local_needs_ = needs;
+    // A window agreed before, for an allreduce whose data still fits it: no agreement.
+    spec.window_guess = have_agreed_ && collective_ == Collective::allreduce ? &agreed_ : nullptr;
     spec.pack = &PackThunk;
     exact_count_ = count;
     layout_.rank = core_->Ctx()->Rank();
@@ -439,15 +442,35 @@ class ReductionBase {
 
   // Writes the message for the agreed window: per element the exact sum of this rank's
   // partials (values added exactly, ExactSum partials merged) as a window record.
-  void* Pack(const WindowNeeds& agreed) {
+  // `speculative`: the window was agreed for an earlier generation; one more record
+  // follows, 1 where this rank's data does not fit it (its records are then zero).
+  void* Pack(const WindowNeeds& agreed, bool speculative) {
+    if (!speculative) {
+      agreed_ = agreed;
+      have_agreed_ = true;
+    }
     window_ = WindowFor(agreed.lo, agreed.hi, agreed.terms, agreed.special);
     const std::size_t n = exact_count_, words = window_.Words();
-    packed_.resize(sizeof(PackedHeader) + n * window_.RecordBytes());
+    const std::size_t total = n + (speculative ? 1 : 0);
+    packed_.resize(sizeof(PackedHeader) + total * window_.RecordBytes());
     PackedHeader header;
     std::memcpy(packed_.data(), &header, sizeof header);
-    layout_.segments.assign(1, PackedSegment{0, n, window_.RecordBytes(), WindowCombineFor(window_), &window_});
+    layout_.segments.assign(1, PackedSegment{0, total, window_.RecordBytes(), WindowCombineFor(window_), &window_});
     layout_.bytes = packed_.size();
     auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
+    if (speculative) {
+      const WindowNeeds& mine = local_needs_;
+      const std::int64_t ranks = core_->Ctx()->Size();
+      const bool fits = (!mine.special || agreed.special) &&
+                        (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi && mine.terms * ranks <= agreed.terms));
+      std::uint32_t* trailer = records + n * words;
+      std::fill(trailer, trailer + words, 0u);
+      if (!fits) {
+        trailer[0] = 1;
+        std::fill(records, trailer, 0u);
+        return packed_.data();
+      }
+    }
     const int lists = core_->Expected();
     if constexpr (kExactCapable) {
       const bool values_only =
@@ -496,8 +519,8 @@ class ReductionBase {
     }
     return packed_.data();
   }
-  static void* PackThunk(void* self, const WindowNeeds& agreed) {
-    return static_cast<ReductionBase*>(self)->Pack(agreed);
+  static void* PackThunk(void* self, const WindowNeeds& agreed, bool speculative) {
+    return static_cast<ReductionBase*>(self)->Pack(agreed, speculative);
   }
 
   // The combined partial goes into `val`; on a Reduce's other ranks the last list's slot
@@ -848,6 +871,9 @@ class ReductionBase {
   std::size_t exact_device_count_ = 0;
   std::size_t exact_count_ = 0;
   ExactWindow window_;
+  WindowNeeds local_needs_;  // this generation's, on this rank
+  WindowNeeds agreed_;       // the last window the ranks agreed on (have_agreed_)
+  bool have_agreed_ = false;
   std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials ...
   std::vector<unsigned char> exact_used_;            // ... given instead of a value
   std::atomic<int> where_{kUndecided};  // host or device contributions this generation

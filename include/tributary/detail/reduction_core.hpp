@@ -125,12 +125,17 @@ struct LaunchSpec {
   const PackedLayout* packed = nullptr;
   /// Exact sums (Determinism::rank_count_independent): what this rank's data needs of the
   /// window (`window_local`), agreed across ranks in the round that also checks lengths;
-  /// then `pack(client, agreed)` writes the message for the agreed window and returns where
-  /// it is (it replaces `data`). Tributary's own schedules split that message at its
+  /// then `pack(client, agreed, false)` writes the message for the agreed window and returns
+  /// where it is (it replaces `data`). Tributary's own schedules split that message at its
   /// records (`packed->segments[0]`); the MPI library's gets it whole.
   bool window = false;
   WindowNeeds window_local;
-  void* (*pack)(void* client, const WindowNeeds& agreed) = nullptr;
+  /// An allreduce may skip the agreement with a window agreed before (when no length or
+  /// signature check needs the round): `pack(client, *window_guess, true)` writes the
+  /// records for it plus one more, whose low digit is 1 where this rank's data does not
+  /// fit. Summed across ranks, a nonzero count makes every rank agree and pack again.
+  const WindowNeeds* window_guess = nullptr;
+  void* (*pack)(void* client, const WindowNeeds& agreed, bool speculative) = nullptr;
 };
 
 /// Called when the network phase has completed on this rank; copies results out and may
@@ -238,6 +243,8 @@ class ReductionCore {
  private:
   enum class ErrorKind : std::uint8_t { none, usage, remote, mpi, watchdog };
   void StartSchedule();
+  void StartAgreement();
+  bool SpeculationMissed() const;
   bool AdvanceLocked();
   void Finish();
   void SetError(ErrorKind kind, std::string text, int origin) noexcept;
@@ -268,6 +275,7 @@ class ReductionCore {
   std::vector<unsigned char> staging_;  // a read-only `data` copied for a schedule that writes
   bool schedule_active_ = false;
   bool length_pending_ = false;
+  bool speculative_ = false;  // the records run in a window agreed before (window_guess)
   std::int64_t length_check_[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   // The pre-round (lengths, signatures, exact-sum windows): recursive doubling in tags
   // kPreRoundTag.. of the generation's block, kept and re-armed like schedule_.
