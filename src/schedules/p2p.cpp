@@ -534,6 +534,8 @@ void RabenseifnerSchedule::Start() {
     step_ = Step::done;
     return;
   }
+  seg_elems_ = std::max<std::size_t>(
+      1, args_.params.segment_bytes / std::max<std::size_t>(1, args_.payload.elem_size));
   if (rank_ < 2 * rem_) {
     step_ = Step::fold_in;
     if (rank_ % 2 == 0) {
@@ -564,8 +566,56 @@ void RabenseifnerSchedule::PostScatter() {
     std::swap(send_lo, keep_lo_);
     std::swap(send_hi, keep_hi_);
   }
-  PostRecv(Scratch(Bytes(keep_hi_ - keep_lo_)), Bytes(keep_hi_ - keep_lo_), partner_, 1);
-  PostSend(Data() + Bytes(send_lo), Bytes(send_hi - send_lo), partner_, 1);
+  // Both partners cut a half into the same segments (the sender's half is the receiver's).
+  sends_.clear();
+  const std::size_t send_seg = SegmentOf(send_hi - send_lo);
+  for (std::size_t b = send_lo; b < send_hi; b += send_seg) {
+    sends_.push_back(MPI_REQUEST_NULL);
+    PostSend(Data() + Bytes(b), Bytes(std::min(send_seg, send_hi - b)), partner_, 1, &sends_.back());
+  }
+  keep_seg_ = SegmentOf(keep_hi_ - keep_lo_);
+  nseg_ = (keep_hi_ - keep_lo_ + keep_seg_ - 1) / keep_seg_;
+  posted_ = combined_ = 0;
+  Scratch(Bytes(keep_seg_) * std::min(nseg_, kWindow));
+}
+
+// A half of more than kSegmentAbove segments travels in segments (it would not stay in
+// the cache between its arrival and its combine); a smaller one as one message.
+std::size_t RabenseifnerSchedule::SegmentOf(std::size_t elements) const {
+  return elements > kSegmentAbove * seg_elems_ ? seg_elems_ : std::max<std::size_t>(1, elements);
+}
+
+// Receives the partner's segments at most kWindow ahead of the combine, and combines each
+// in order as it arrives; true once the kept half is combined and the sent half is gone.
+bool RabenseifnerSchedule::ScatterDone() {
+  const std::size_t n = keep_hi_ - keep_lo_;
+  for (bool moved = true; moved;) {
+    moved = false;
+    while (posted_ < nseg_ && posted_ < combined_ + kWindow) {
+      const std::size_t b = posted_ * keep_seg_;
+      PostRecv(scratch_.data() + Bytes(keep_seg_) * (posted_ % kWindow), Bytes(std::min(keep_seg_, n - b)),
+               partner_, 1, &recv_[posted_ % kWindow]);
+      ++posted_;
+      moved = true;
+    }
+    while (combined_ < posted_ && Done(&recv_[combined_ % kWindow])) {
+      const std::size_t b = combined_ * keep_seg_, c = std::min(keep_seg_, n - b);
+      unsigned char* slot = scratch_.data() + Bytes(keep_seg_) * (combined_ % kWindow);
+      unsigned char* mine = Data() + Bytes(keep_lo_ + b);
+      if (partner_ < rank_ || args_.payload.commutative) {
+        Combine(slot, mine, c);  // mine = partner ∘ mine
+      } else {
+        Combine(mine, slot, c);  // slot = mine ∘ partner
+        if (c) std::memcpy(mine, slot, Bytes(c));
+      }
+      ++combined_;
+      moved = true;
+    }
+  }
+  if (combined_ < nseg_) return false;
+  for (MPI_Request& r : sends_)
+    if (!Done(&r)) return false;
+  return true;
 }
 
 // The allgather undoes the halving in reverse: send the range held, receive the partner's
@@ -590,6 +640,20 @@ bool RabenseifnerSchedule::Progress() {
   const std::size_t count = args_.payload.count;
   for (;;) {
     if (step_ == Step::done) return true;
+    if (step_ == Step::scatter) {  // its segments move while others wait: no RequestsDone
+      if (!ScatterDone()) return false;
+      lo_ = keep_lo_;
+      hi_ = keep_hi_;
+      mask_ <<= 1;
+      if (mask_ < pof2_) {
+        PostScatter();
+      } else {
+        step_ = Step::gather;
+        mask_ = pof2_ >> 1;
+        PostGather();
+      }
+      continue;
+    }
     if (!RequestsDone()) return false;
     switch (step_) {
       case Step::fold_in:
@@ -607,27 +671,8 @@ bool RabenseifnerSchedule::Progress() {
           }
         }
         continue;
-      case Step::scatter: {
-        const std::size_t n = keep_hi_ - keep_lo_;
-        unsigned char* mine = Data() + Bytes(keep_lo_);
-        if (partner_ < rank_ || args_.payload.commutative) {
-          Combine(scratch_.data(), mine, n);  // mine = partner ∘ mine
-        } else {
-          Combine(mine, scratch_.data(), n);  // scratch = mine ∘ partner
-          if (n) std::memcpy(mine, scratch_.data(), Bytes(n));
-        }
-        lo_ = keep_lo_;
-        hi_ = keep_hi_;
-        mask_ <<= 1;
-        if (mask_ < pof2_) {
-          PostScatter();
-        } else {
-          step_ = Step::gather;
-          mask_ = pof2_ >> 1;
-          PostGather();
-        }
-        continue;
-      }
+      case Step::scatter:
+        continue;  // handled above
       case Step::gather:
         mask_ >>= 1;
         if (mask_ > 0) {
