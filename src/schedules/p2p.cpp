@@ -567,16 +567,32 @@ void RabenseifnerSchedule::PostScatter() {
     std::swap(send_hi, keep_hi_);
   }
   // Both partners cut a half into the same segments (the sender's half is the receiver's).
+  // The first receives are posted before the sends, as for one message.
+  keep_seg_ = SegmentOf(keep_hi_ - keep_lo_);
+  nseg_ = (keep_hi_ - keep_lo_ + keep_seg_ - 1) / keep_seg_;
+  posted_ = combined_ = 0;
+  Scratch(Bytes(keep_seg_) * std::min(nseg_, kWindow));
+  PostSegmentReceives();
   sends_.clear();
   const std::size_t send_seg = SegmentOf(send_hi - send_lo);
   for (std::size_t b = send_lo; b < send_hi; b += send_seg) {
     sends_.push_back(MPI_REQUEST_NULL);
     PostSend(Data() + Bytes(b), Bytes(std::min(send_seg, send_hi - b)), partner_, 1, &sends_.back());
   }
-  keep_seg_ = SegmentOf(keep_hi_ - keep_lo_);
-  nseg_ = (keep_hi_ - keep_lo_ + keep_seg_ - 1) / keep_seg_;
-  posted_ = combined_ = 0;
-  Scratch(Bytes(keep_seg_) * std::min(nseg_, kWindow));
+}
+
+// Receives the partner's segments at most kWindow ahead of the combine.
+bool RabenseifnerSchedule::PostSegmentReceives() {
+  const std::size_t n = keep_hi_ - keep_lo_;
+  bool posted = false;
+  while (posted_ < nseg_ && posted_ < combined_ + kWindow) {
+    const std::size_t b = posted_ * keep_seg_;
+    PostRecv(scratch_.data() + Bytes(keep_seg_) * (posted_ % kWindow), Bytes(std::min(keep_seg_, n - b)),
+             partner_, 1, &recv_[posted_ % kWindow]);
+    ++posted_;
+    posted = true;
+  }
+  return posted;
 }
 
 // A half of more than kSegmentAbove segments travels in segments (it would not stay in
@@ -585,19 +601,12 @@ std::size_t RabenseifnerSchedule::SegmentOf(std::size_t elements) const {
   return elements > kSegmentAbove * seg_elems_ ? seg_elems_ : std::max<std::size_t>(1, elements);
 }
 
-// Receives the partner's segments at most kWindow ahead of the combine, and combines each
-// in order as it arrives; true once the kept half is combined and the sent half is gone.
+// Combines the partner's segments in order as they arrive, posting the next receives;
+// true once the kept half is combined and the sent half is gone.
 bool RabenseifnerSchedule::ScatterDone() {
   const std::size_t n = keep_hi_ - keep_lo_;
   for (bool moved = true; moved;) {
-    moved = false;
-    while (posted_ < nseg_ && posted_ < combined_ + kWindow) {
-      const std::size_t b = posted_ * keep_seg_;
-      PostRecv(scratch_.data() + Bytes(keep_seg_) * (posted_ % kWindow), Bytes(std::min(keep_seg_, n - b)),
-               partner_, 1, &recv_[posted_ % kWindow]);
-      ++posted_;
-      moved = true;
-    }
+    moved = PostSegmentReceives();
     while (combined_ < posted_ && Done(&recv_[combined_ % kWindow])) {
       const std::size_t b = combined_ * keep_seg_, c = std::min(keep_seg_, n - b);
       unsigned char* slot = scratch_.data() + Bytes(keep_seg_) * (combined_ % kWindow);

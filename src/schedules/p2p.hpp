@@ -180,6 +180,7 @@ class RabenseifnerSchedule final : public P2PSchedule {
   static constexpr std::size_t kWindow = 4;
   static constexpr std::size_t kSegmentAbove = 16;
   void PostScatter();
+  bool PostSegmentReceives();
   bool ScatterDone();
   void PostGather();
   std::size_t SegmentOf(std::size_t elements) const;
