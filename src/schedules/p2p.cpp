@@ -573,12 +573,25 @@ void RabenseifnerSchedule::PostScatter() {
   posted_ = combined_ = 0;
   Scratch(Bytes(keep_seg_) * std::min(nseg_, kWindow));
   PostSegmentReceives();
-  sends_.clear();
-  const std::size_t send_seg = SegmentOf(send_hi - send_lo);
-  for (std::size_t b = send_lo; b < send_hi; b += send_seg) {
-    sends_.push_back(MPI_REQUEST_NULL);
-    PostSend(Data() + Bytes(b), Bytes(std::min(send_seg, send_hi - b)), partner_, 1, &sends_.back());
+  send_lo_ = send_lo;
+  send_hi_ = send_hi;
+  send_seg_ = SegmentOf(send_hi - send_lo);
+  nsend_ = (send_hi - send_lo + send_seg_ - 1) / send_seg_;
+  sent_ = 0;
+  PostSegmentSends();
+}
+
+// Sends this rank's half, at most kWindow segments in flight (not all at once, which
+// would queue them unmatched at the partner).
+bool RabenseifnerSchedule::PostSegmentSends() {
+  bool posted = false;
+  while (sent_ < nsend_ && Done(&send_[sent_ % kWindow])) {
+    const std::size_t b = send_lo_ + sent_ * send_seg_;
+    PostSend(Data() + Bytes(b), Bytes(std::min(send_seg_, send_hi_ - b)), partner_, 1, &send_[sent_ % kWindow]);
+    ++sent_;
+    posted = true;
   }
+  return posted;
 }
 
 // Receives the partner's segments at most kWindow ahead of the combine.
@@ -607,6 +620,7 @@ bool RabenseifnerSchedule::ScatterDone() {
   const std::size_t n = keep_hi_ - keep_lo_;
   for (bool moved = true; moved;) {
     moved = PostSegmentReceives();
+    moved = PostSegmentSends() || moved;
     while (combined_ < posted_ && Done(&recv_[combined_ % kWindow])) {
       const std::size_t b = combined_ * keep_seg_, c = std::min(keep_seg_, n - b);
       unsigned char* slot = scratch_.data() + Bytes(keep_seg_) * (combined_ % kWindow);
@@ -621,8 +635,8 @@ bool RabenseifnerSchedule::ScatterDone() {
       moved = true;
     }
   }
-  if (combined_ < nseg_) return false;
-  for (MPI_Request& r : sends_)
+  if (combined_ < nseg_ || sent_ < nsend_) return false;
+  for (MPI_Request& r : send_)
     if (!Done(&r)) return false;
   return true;
 }
