@@ -534,8 +534,6 @@ void RabenseifnerSchedule::Start() {
     step_ = Step::done;
     return;
   }
-  seg_elems_ = std::max<std::size_t>(
-      1, args_.params.segment_bytes / std::max<std::size_t>(1, args_.payload.elem_size));
   if (rank_ < 2 * rem_) {
     step_ = Step::fold_in;
     if (rank_ % 2 == 0) {
@@ -566,79 +564,8 @@ void RabenseifnerSchedule::PostScatter() {
     std::swap(send_lo, keep_lo_);
     std::swap(send_hi, keep_hi_);
   }
-  // Both partners cut a half into the same segments (the sender's half is the receiver's).
-  // The first receives are posted before the sends, as for one message.
-  keep_seg_ = SegmentOf(keep_hi_ - keep_lo_);
-  nseg_ = (keep_hi_ - keep_lo_ + keep_seg_ - 1) / keep_seg_;
-  posted_ = combined_ = 0;
-  Scratch(Bytes(keep_seg_) * std::min(nseg_, kWindow));
-  PostSegmentReceives();
-  send_lo_ = send_lo;
-  send_hi_ = send_hi;
-  send_seg_ = SegmentOf(send_hi - send_lo);
-  nsend_ = (send_hi - send_lo + send_seg_ - 1) / send_seg_;
-  sent_ = 0;
-  PostSegmentSends();
-}
-
-// Sends this rank's half, at most kWindow segments in flight (not all at once, which
-// would queue them unmatched at the partner).
-bool RabenseifnerSchedule::PostSegmentSends() {
-  bool posted = false;
-  while (sent_ < nsend_ && Done(&send_[sent_ % kWindow])) {
-    const std::size_t b = send_lo_ + sent_ * send_seg_;
-    PostSend(Data() + Bytes(b), Bytes(std::min(send_seg_, send_hi_ - b)), partner_, 1, &send_[sent_ % kWindow]);
-    ++sent_;
-    posted = true;
-  }
-  return posted;
-}
-
-// Receives the partner's segments at most kWindow ahead of the combine.
-bool RabenseifnerSchedule::PostSegmentReceives() {
-  const std::size_t n = keep_hi_ - keep_lo_;
-  bool posted = false;
-  while (posted_ < nseg_ && posted_ < combined_ + kWindow) {
-    const std::size_t b = posted_ * keep_seg_;
-    PostRecv(scratch_.data() + Bytes(keep_seg_) * (posted_ % kWindow), Bytes(std::min(keep_seg_, n - b)),
-             partner_, 1, &recv_[posted_ % kWindow]);
-    ++posted_;
-    posted = true;
-  }
-  return posted;
-}
-
-// A half of more than kSegmentAbove segments travels in segments (it would not stay in
-// the cache between its arrival and its combine); a smaller one as one message.
-std::size_t RabenseifnerSchedule::SegmentOf(std::size_t elements) const {
-  return elements > kSegmentAbove * seg_elems_ ? seg_elems_ : std::max<std::size_t>(1, elements);
-}
-
-// Combines the partner's segments in order as they arrive, posting the next receives;
-// true once the kept half is combined and the sent half is gone.
-bool RabenseifnerSchedule::ScatterDone() {
-  const std::size_t n = keep_hi_ - keep_lo_;
-  for (bool moved = true; moved;) {
-    moved = PostSegmentReceives();
-    moved = PostSegmentSends() || moved;
-    while (combined_ < posted_ && Done(&recv_[combined_ % kWindow])) {
-      const std::size_t b = combined_ * keep_seg_, c = std::min(keep_seg_, n - b);
-      unsigned char* slot = scratch_.data() + Bytes(keep_seg_) * (combined_ % kWindow);
-      unsigned char* mine = Data() + Bytes(keep_lo_ + b);
-      if (partner_ < rank_ || args_.payload.commutative) {
-        Combine(slot, mine, c);  // mine = partner ∘ mine
-      } else {
-        Combine(mine, slot, c);  // slot = mine ∘ partner
-        if (c) std::memcpy(mine, slot, Bytes(c));
-      }
-      ++combined_;
-      moved = true;
-    }
-  }
-  if (combined_ < nseg_ || sent_ < nsend_) return false;
-  for (MPI_Request& r : send_)
-    if (!Done(&r)) return false;
-  return true;
+  PostRecv(Scratch(Bytes(keep_hi_ - keep_lo_)), Bytes(keep_hi_ - keep_lo_), partner_, 1);
+  PostSend(Data() + Bytes(send_lo), Bytes(send_hi - send_lo), partner_, 1);
 }
 
 // The allgather undoes the halving in reverse: send the range held, receive the partner's
@@ -663,20 +590,6 @@ bool RabenseifnerSchedule::Progress() {
   const std::size_t count = args_.payload.count;
   for (;;) {
     if (step_ == Step::done) return true;
-    if (step_ == Step::scatter) {  // its segments move while others wait: no RequestsDone
-      if (!ScatterDone()) return false;
-      lo_ = keep_lo_;
-      hi_ = keep_hi_;
-      mask_ <<= 1;
-      if (mask_ < pof2_) {
-        PostScatter();
-      } else {
-        step_ = Step::gather;
-        mask_ = pof2_ >> 1;
-        PostGather();
-      }
-      continue;
-    }
     if (!RequestsDone()) return false;
     switch (step_) {
       case Step::fold_in:
@@ -694,8 +607,27 @@ bool RabenseifnerSchedule::Progress() {
           }
         }
         continue;
-      case Step::scatter:
-        continue;  // handled above
+      case Step::scatter: {
+        const std::size_t n = keep_hi_ - keep_lo_;
+        unsigned char* mine = Data() + Bytes(keep_lo_);
+        if (partner_ < rank_ || args_.payload.commutative) {
+          Combine(scratch_.data(), mine, n);  // mine = partner ∘ mine
+        } else {
+          Combine(mine, scratch_.data(), n);  // scratch = mine ∘ partner
+          if (n) std::memcpy(mine, scratch_.data(), Bytes(n));
+        }
+        lo_ = keep_lo_;
+        hi_ = keep_hi_;
+        mask_ <<= 1;
+        if (mask_ < pof2_) {
+          PostScatter();
+        } else {
+          step_ = Step::gather;
+          mask_ = pof2_ >> 1;
+          PostGather();
+        }
+        continue;
+      }
       case Step::gather:
         mask_ >>= 1;
         if (mask_ > 0) {

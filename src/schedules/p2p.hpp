@@ -164,10 +164,6 @@ class RecursiveDoublingSchedule final : public P2PSchedule {
 /// allgather by recursive doubling, with the fold-in of RecursiveDoublingSchedule. The
 /// halving runs at distance 1, 2, 4, … so that every partial covers a contiguous range of
 /// ranks: order-keeping. Each element is finished by one rank, so all ranks get its bits.
-/// A halving step whose half exceeds kSegmentAbove segments of ScheduleParams::segment_bytes
-/// travels in such segments, sent and received through windows of kWindow and combined as
-/// they arrive, so that the partner's half passes through the cache once instead of through
-/// a buffer of its own size; smaller halves go as one message.
 class RabenseifnerSchedule final : public P2PSchedule {
  public:
   explicit RabenseifnerSchedule(const ScheduleArgs& args);
@@ -177,19 +173,8 @@ class RabenseifnerSchedule final : public P2PSchedule {
 
  private:
   enum class Step { fold_in, scatter, gather, fold_out, done };
-  static constexpr std::size_t kWindow = 4;
-  static constexpr std::size_t kSegmentAbove = 16;
   void PostScatter();
-  bool PostSegmentReceives();
-  bool PostSegmentSends();
-  bool ScatterDone();
   void PostGather();
-  std::size_t SegmentOf(std::size_t elements) const;
-  std::size_t seg_elems_ = 1;  // elements per segment (ScheduleParams::segment_bytes)
-  std::size_t keep_seg_ = 1, nseg_ = 0, posted_ = 0, combined_ = 0;  // the kept half's segments
-  MPI_Request recv_[kWindow] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  std::size_t send_lo_ = 0, send_hi_ = 0, send_seg_ = 1, nsend_ = 0, sent_ = 0;  // the half sent
-  MPI_Request send_[kWindow] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   int ToRank(int newrank) const { return newrank < rem_ ? 2 * newrank + 1 : newrank + rem_; }
   Step step_ = Step::done;
   int pof2_ = 1, rem_ = 0, newrank_ = -1, mask_ = 1, partner_ = -1;

@@ -147,7 +147,6 @@ INSTANTIATE_TEST_SUITE_P(
                       Config{"knomial4", ScheduleKind::knomial, 4},
                       Config{"recursive_doubling", ScheduleKind::recursive_doubling},
                       Config{"rabenseifner", ScheduleKind::rabenseifner},
-                      Config{"rabenseifner_segments_of_40_bytes", ScheduleKind::rabenseifner, 4, 40},
                       Config{"ring", ScheduleKind::ring},
                       Config{"ring_segments_of_40_bytes", ScheduleKind::ring, 4, 40},
                       Config{"mpi_library", ScheduleKind::mpi_library},

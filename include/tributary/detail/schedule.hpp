@@ -45,7 +45,7 @@ bool Supports(ScheduleKind kind, Collective c) noexcept;
 /// Parameters of a schedule (those that do not apply are ignored).
 struct ScheduleParams {
   int radix = 4;                      ///< k-nomial radix (>= 2).
-  std::size_t segment_bytes = 65536;  ///< Segment size for pipelined tree, ring and Rabenseifner's large halves (> 0).
+  std::size_t segment_bytes = 65536;  ///< Segment size for pipelined tree and ring (> 0).
   /// Two-level form: combine within each node (binomial, in rank order), run the schedule
   /// among the node leaders, release within the node. Nodes are the shared-memory groups
   /// of the communicator, or virtual nodes (ContextOptions::ranks_per_node).
