@@ -25,6 +25,7 @@ const char* ToString(Phase p) noexcept {
   return "unknown";
 }
 
+#if TRIBUTARY_HAVE_MPI
 namespace {
 // The combine of the pre-round: elementwise maximum of 64-bit integers.
 void MaxInt64(const void*, const void* in, void* inout, std::size_t count) noexcept {
@@ -33,6 +34,7 @@ void MaxInt64(const void*, const void* in, void* inout, std::size_t count) noexc
   for (std::size_t k = 0; k < count; ++k) b[k] = a[k] > b[k] ? a[k] : b[k];
 }
 }  // namespace
+#endif
 
 void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept {
   const auto& layout = *static_cast<const PackedLayout*>(state);
