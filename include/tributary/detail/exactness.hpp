@@ -395,25 +395,29 @@ inline WindowCombineFn WindowCombineFor(const ExactWindow& w) noexcept {
   return fn;
 }
 
-/// ±word · 2^e with one rounding: the conversion of `word` (below 2^63, so the signed
-/// conversion instruction applies; its bit 0 carries the sticky bit of anything below it); scaling
-/// by a power of two is then exact, or overflows to infinity as IEEE rounding of the exact value
-/// does. A normal power of two multiplies; the rest goes through ldexp.
+/// x · 2^e, exact unless the result is subnormal or overflows (then rounded as IEEE
+/// rounding of the exact value would be): a normal power of two multiplies; the rest goes
+/// through ldexp.
 template <class F>
-F ScaleWord(std::uint64_t word, int e, bool negative) noexcept {
-  F r;
+inline __attribute__((always_inline)) F TimesPowerOfTwo(F x, int e) noexcept {
   if constexpr (std::is_same_v<F, double>) {
     if (e >= -1022 && e <= 1023) {
       const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
       double scale;
       std::memcpy(&scale, &bits, sizeof scale);
-      r = static_cast<double>(static_cast<std::int64_t>(word)) * scale;
-    } else {
-      r = std::ldexp(static_cast<double>(static_cast<std::int64_t>(word)), e);
+      return x * scale;
     }
-  } else {
-    r = std::ldexp(static_cast<F>(static_cast<std::int64_t>(word)), e);
   }
+  return std::ldexp(x, e);
+}
+
+/// ±word · 2^e with one rounding: the conversion of `word` (below 2^63, so the signed
+/// conversion instruction applies; its bit 0 carries the sticky bit of anything below it); scaling
+/// by a power of two is then exact, or overflows to infinity as IEEE rounding of the exact value
+/// does (TimesPowerOfTwo).
+template <class F>
+F ScaleWord(std::uint64_t word, int e, bool negative) noexcept {
+  const F r = TimesPowerOfTwo(static_cast<F>(static_cast<std::int64_t>(word)), e);
   return negative ? -r : r;
 }
 
@@ -451,15 +455,7 @@ inline __attribute__((always_inline)) F RoundShort(const std::uint32_t* record, 
         const std::int64_t err =
             static_cast<std::int64_t>(static_cast<std::uint64_t>(T) - static_cast<std::uint64_t>(static_cast<std::int64_t>(t)));
         const double r = static_cast<double>(err * (std::int64_t(1) << 32) + static_cast<std::int64_t>(record[0]));
-        const double rounded = t * 4294967296.0 + r;
-        const int e = 32 * first - 1074;
-        if (e >= -1022 && e <= 1023) {
-          const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
-          double scale;
-          std::memcpy(&scale, &bits, sizeof scale);
-          return rounded * scale;
-        }
-        return std::ldexp(rounded, e);
+        return TimesPowerOfTwo(t * 4294967296.0 + r, 32 * first - 1074);
       }
     }
     std::int64_t top = static_cast<std::int32_t>(record[2]);

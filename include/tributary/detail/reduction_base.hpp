@@ -426,7 +426,6 @@ class ReductionBase {
     spec.builtin_op = false;
     spec.window = true;
     spec.window_local = needs;
-    local_needs_ = needs;
     // A window agreed before, for an allreduce whose data still fits it: no agreement.
     spec.window_guess = have_agreed_ && collective_ == Collective::allreduce ? &agreed_ : nullptr;
     spec.pack = &PackThunk;
@@ -442,9 +441,10 @@ class ReductionBase {
 
   // Writes the message for the agreed window: per element the exact sum of this rank's
   // partials (values added exactly, ExactSum partials merged) as a window record.
-  // `speculative`: the window was agreed for an earlier generation; one more record
-  // follows, 1 where this rank's data does not fit it (its records are then zero).
-  void* Pack(const WindowNeeds& agreed, bool speculative) {
+  // `speculating` (this rank's needs): the window was agreed for an earlier generation; one
+  // more record follows, 1 where this rank's data does not fit it (its records are then zero).
+  void* Pack(const WindowNeeds& agreed, const WindowNeeds* speculating) {
+    const bool speculative = speculating != nullptr;
     if (!speculative) {
       agreed_ = agreed;
       have_agreed_ = true;
@@ -459,7 +459,7 @@ class ReductionBase {
     layout_.bytes = packed_.size();
     auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
     if (speculative) {
-      const WindowNeeds& mine = local_needs_;
+      const WindowNeeds& mine = *speculating;
       const std::int64_t ranks = core_->Ctx()->Size();
       const bool fits = (!mine.special || agreed.special) &&
                         (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi && mine.terms * ranks <= agreed.terms));
@@ -519,8 +519,8 @@ class ReductionBase {
     }
     return packed_.data();
   }
-  static void* PackThunk(void* self, const WindowNeeds& agreed, bool speculative) {
-    return static_cast<ReductionBase*>(self)->Pack(agreed, speculative);
+  static void* PackThunk(void* self, const WindowNeeds& agreed, const WindowNeeds* speculating) {
+    return static_cast<ReductionBase*>(self)->Pack(agreed, speculating);
   }
 
   // The combined partial goes into `val`; on a Reduce's other ranks the last list's slot
@@ -871,7 +871,6 @@ class ReductionBase {
   std::size_t exact_device_count_ = 0;
   std::size_t exact_count_ = 0;
   ExactWindow window_;
-  WindowNeeds local_needs_;  // this generation's, on this rank
   WindowNeeds agreed_;       // the last window the ranks agreed on (have_agreed_)
   bool have_agreed_ = false;
   std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials ...

@@ -125,17 +125,18 @@ struct LaunchSpec {
   const PackedLayout* packed = nullptr;
   /// Exact sums (Determinism::rank_count_independent): what this rank's data needs of the
   /// window (`window_local`), agreed across ranks in the round that also checks lengths;
-  /// then `pack(client, agreed, false)` writes the message for the agreed window and returns
-  /// where it is (it replaces `data`). Tributary's own schedules split that message at its
+  /// then `pack(client, agreed, nullptr)` writes the message for the agreed window and
+  /// returns where it is (it replaces `data`). Tributary's own schedules split that message at its
   /// records (`packed->segments[0]`); the MPI library's gets it whole.
   bool window = false;
   WindowNeeds window_local;
   /// An allreduce may skip the agreement with a window agreed before (when no length or
-  /// signature check needs the round): `pack(client, *window_guess, true)` writes the
-  /// records for it plus one more, whose low digit is 1 where this rank's data does not
-  /// fit. Summed across ranks, a nonzero count makes every rank agree and pack again.
+  /// signature check needs the round): `pack(client, *window_guess, &window_local)` writes
+  /// the records for it plus one more, whose low digit is 1 where this rank's data (its
+  /// `window_local`) does not fit. Summed across ranks, a nonzero count makes every rank
+  /// agree and pack again.
   const WindowNeeds* window_guess = nullptr;
-  void* (*pack)(void* client, const WindowNeeds& agreed, bool speculative) = nullptr;
+  void* (*pack)(void* client, const WindowNeeds& agreed, const WindowNeeds* speculating) = nullptr;
 };
 
 /// Called when the network phase has completed on this rank; copies results out and may
