@@ -238,6 +238,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   if (State() != Phase::collecting)
     throw UsageError(Where() + ": network phase launched while " + ToString(State()));
   spec_ = spec;
+  finished_by_schedule_ = false;
   auto& impl = ctx_->Impl();
   try {
     if (!spec_.window) ChooseSchedule();  // exact records: once their size is known
@@ -247,7 +248,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     throw UsageError(error_);
   }
   if (impl.size == 1) {
-    if (spec_.window) spec_.data = spec_.pack(client_, spec_.window_local, nullptr);
+    if (spec_.window) spec_.data = spec_.pack(client_, spec_.measure(client_), false);
     const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
     if (spec_.input && bytes) std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
     phase_.store(Phase::in_flight, std::memory_order_release);
@@ -264,7 +265,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
       // end with a count of the ranks whose data does not fit that window; where it is
       // not zero, every rank agrees on a window and runs the records again (Advance).
       try {
-        spec_.data = spec_.pack(client_, *spec_.window_guess, &spec_.window_local);
+        spec_.data = spec_.pack(client_, *spec_.window_guess, true);
       } catch (const std::bad_alloc& e) {  // out of memory: fail here; the others wait (watchdog)
         throw UsageError(e.what());
       }
@@ -299,10 +300,11 @@ void ReductionCore::StartAgreement() {
   length_check_[1] = -len;
   length_check_[2] = sig;
   length_check_[3] = -sig;
-  length_check_[4] = spec_.window_local.hi;
-  length_check_[5] = -spec_.window_local.lo;
-  length_check_[6] = spec_.window_local.terms;
-  length_check_[7] = spec_.window_local.special ? 1 : 0;
+  const WindowNeeds local = spec_.window ? spec_.measure(client_) : WindowNeeds{};
+  length_check_[4] = local.hi;
+  length_check_[5] = -local.lo;
+  length_check_[6] = local.terms;
+  length_check_[7] = local.special ? 1 : 0;
   // Tributary's recursive doubling on the point-to-point communicator, in the upper tags of
   // this generation's block (the schedules use the lower ones); about half the time of the
   // MPI library's MPI_Iallreduce (measured when the round was 48 bytes).
@@ -327,13 +329,26 @@ void ReductionCore::StartAgreement() {
 bool ReductionCore::SpeculationMissed() const {
   const PackedSegment& records = spec_.packed->segments.front();
   std::uint32_t misfits = 0;
-  std::memcpy(&misfits,
-              static_cast<const char*>(spec_.data) + sizeof(PackedHeader) + records.offset +
-                  (records.count - 1) * records.elem_size,
-              sizeof misfits);
+  if (finished_by_schedule_)  // the finisher copies that record's low digit
+    std::memcpy(&misfits,
+                static_cast<const unsigned char*>(spec_.finisher.out) + (records.count - 1) * spec_.finisher.out_size,
+                sizeof misfits);
+  else
+    std::memcpy(&misfits, Records() + (records.count - 1) * records.elem_size, sizeof misfits);
   return misfits != 0;
 }
 #endif
+
+const unsigned char* ReductionCore::Records() const {
+  return static_cast<const unsigned char*>(spec_.data) + sizeof(PackedHeader) + spec_.packed->segments.front().offset;
+}
+
+// Exact records the schedule left unrounded: rounded here where the result is wanted.
+void ReductionCore::FinishRecords() {
+  if (!spec_.window || !spec_.finisher || finished_by_schedule_) return;
+  if (spec_.collective == Collective::reduce && ctx_->Rank() != spec_.root) return;
+  spec_.finisher.fn(spec_.finisher.state, Records(), spec_.finisher.out, 0, spec_.packed->segments.front().count);
+}
 
 // The schedule of this generation: forced by the options, or chosen by the pruned selection
 // tree from inputs that are identical on every rank (DebugLevel::full checks the choice
@@ -415,6 +430,7 @@ void ReductionCore::StartSchedule() {
   args.params = params_;
   const ScheduleKind kind = kind_;
   if (spec_.window && kind != ScheduleKind::mpi_library) {
+    args.finisher = spec_.finisher;
     // Exact records combine by multiword addition, element by element, and carry no
     // header (no user operator can throw): the schedule may split them like values.
     const PackedSegment& records = spec_.packed->segments.front();
@@ -514,7 +530,7 @@ bool ReductionCore::AdvanceLocked() {
           agreed.hi = length_check_[4];
           agreed.terms = length_check_[6] * impl.size;
           agreed.special = length_check_[7] != 0;
-          spec_.data = spec_.pack(client_, agreed, nullptr);
+          spec_.data = spec_.pack(client_, agreed, false);
         } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
           SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
           phase_.store(Phase::failed, std::memory_order_release);
@@ -524,6 +540,7 @@ bool ReductionCore::AdvanceLocked() {
       StartSchedule();
     }
     network_done = !schedule_active_ || schedule_->Progress();
+    finished_by_schedule_ = network_done && schedule_active_ && schedule_->Finished();
     if (network_done && speculative_) {
       speculative_ = false;
       if (SpeculationMissed()) {
@@ -540,6 +557,7 @@ bool ReductionCore::AdvanceLocked() {
     draining_ = false;  // the failed generation's messages are all done; result discarded
     return true;
   }
+  FinishRecords();
   Finish();
   return true;
 }

@@ -37,6 +37,11 @@ bool P2PSchedule::Rearm(const ScheduleArgs& args) {
   return true;
 }
 
+void P2PSchedule::FinishRange(std::size_t lo, std::size_t n) const {
+  const Finisher& f = args_.finisher;
+  if (n) f.fn(f.state, Data() + Bytes(lo), static_cast<unsigned char*>(f.out) + f.out_size * lo, lo, n);
+}
+
 unsigned char* P2PSchedule::Scratch(std::size_t bytes) {
   if (scratch_.size() < bytes) scratch_.resize(bytes);
   return scratch_.data();
@@ -530,6 +535,7 @@ void RabenseifnerSchedule::Start() {
   hi_ = args_.payload.count;
   ranges_.clear();
   requests_.clear();
+  finishing_ = args_.finisher && size_ > 1;
   if (size_ == 1) {
     step_ = Step::done;
     return;
@@ -580,8 +586,8 @@ void RabenseifnerSchedule::PostGather() {
   const bool kept_upper = (newrank_ & mask_) != 0;
   const std::size_t other_lo = kept_upper ? before_lo : hi_;
   const std::size_t other_hi = kept_upper ? lo_ : before_hi;
-  PostRecv(Data() + Bytes(other_lo), Bytes(other_hi - other_lo), partner_, 2);
-  PostSend(Data() + Bytes(lo_), Bytes(hi_ - lo_), partner_, 2);
+  PostRecv(Gathered() + GatheredBytes(other_lo), GatheredBytes(other_hi - other_lo), partner_, 2);
+  PostSend(Gathered() + GatheredBytes(lo_), GatheredBytes(hi_ - lo_), partner_, 2);
   lo_ = before_lo;
   hi_ = before_hi;
 }
@@ -594,7 +600,7 @@ bool RabenseifnerSchedule::Progress() {
     switch (step_) {
       case Step::fold_in:
         if (newrank_ < 0) {  // even: wait for the result from rank + 1
-          PostRecv(Data(), Bytes(count), rank_ + 1, 3);
+          PostRecv(Gathered(), GatheredBytes(count), rank_ + 1, 3);
           step_ = Step::fold_out;
         } else {
           Combine(scratch_.data(), Data(), count);  // data = lower ∘ data
@@ -602,7 +608,8 @@ bool RabenseifnerSchedule::Progress() {
           if (pof2_ > 1) {
             PostScatter();
           } else {
-            PostSend(Data(), Bytes(count), rank_ - 1, 3);
+            if (finishing_) FinishRange(0, count);
+            PostSend(Gathered(), GatheredBytes(count), rank_ - 1, 3);
             step_ = Step::fold_out;
           }
         }
@@ -621,7 +628,8 @@ bool RabenseifnerSchedule::Progress() {
         mask_ <<= 1;
         if (mask_ < pof2_) {
           PostScatter();
-        } else {
+        } else {  // this rank's range is complete: finished here, gathered finished
+          if (finishing_) FinishRange(lo_, hi_ - lo_);
           step_ = Step::gather;
           mask_ = pof2_ >> 1;
           PostGather();
@@ -633,7 +641,7 @@ bool RabenseifnerSchedule::Progress() {
         if (mask_ > 0) {
           PostGather();
         } else if (rank_ < 2 * rem_) {  // odd: hand the result to the folded even rank
-          PostSend(Data(), Bytes(count), rank_ - 1, 3);
+          PostSend(Gathered(), GatheredBytes(count), rank_ - 1, 3);
           step_ = Step::fold_out;
         } else {
           step_ = Step::done;
@@ -674,6 +682,7 @@ void RingSchedule::Start() {
   posted_ = combined_ = 0;
   gathering_ = false;
   requests_.clear();
+  finishing_ = args_.finisher && args_.collective == Collective::allreduce && size_ > 1;
   if (args_.collective == Collective::allgather) {
     const std::size_t block = Bytes(args_.payload.count);
     if (block)
@@ -728,10 +737,10 @@ void RingSchedule::PostGatherStep() {
     PostSend(result + block * static_cast<std::size_t>(send), block, right, 1);
     return;
   }
-  // Allgather of the finished chunks, straight into place.
+  // Allgather of the completed chunks, straight into place.
   const int send = Mod(rank_ + 1 - step_), recv = Mod(rank_ - step_);
-  PostRecv(Data() + Bytes(ChunkBegin(recv)), Bytes(ChunkSize(recv)), left, 1);
-  PostSend(Data() + Bytes(ChunkBegin(send)), Bytes(ChunkSize(send)), right, 1);
+  PostRecv(Gathered() + GatheredBytes(ChunkBegin(recv)), GatheredBytes(ChunkSize(recv)), left, 1);
+  PostSend(Gathered() + GatheredBytes(ChunkBegin(send)), GatheredBytes(ChunkSize(send)), right, 1);
 }
 
 bool RingSchedule::Progress() {
@@ -755,6 +764,8 @@ bool RingSchedule::Progress() {
       if (!Done(&send_[i])) return false;
     gathering_ = true;
     step_ = 0;
+    const int mine = Mod(rank_ + 1);  // the chunk this rank completed
+    if (finishing_) FinishRange(ChunkBegin(mine), ChunkSize(mine));
     PostGatherStep();
   }
   for (;;) {
@@ -790,6 +801,7 @@ ScheduleArgs IntraArgs(const ScheduleArgs& args) {
   intra.nodes = nullptr;
   intra.root = 0;
   intra.params.node_aware = false;
+  intra.finisher = Finisher{};  // the reduction layer finishes after the node's broadcast
   return intra;
 }
 }  // namespace
@@ -812,6 +824,7 @@ void NodeAwareSchedule::StartLeaders() {
   among.comm = nodes.leaders;
   among.nodes = nullptr;
   among.params.node_aware = false;
+  among.finisher = Finisher{};
   if (among.collective == Collective::reduce)
     among.root = nodes.node_of[static_cast<std::size_t>(args_.root)];
   if (!leaders_ || leaders_->Kind() != inner_ || !leaders_->Rearm(among))

@@ -20,10 +20,21 @@ class P2PSchedule : public Schedule {
   explicit P2PSchedule(const ScheduleArgs& args);
   ~P2PSchedule() override;
   bool Rearm(const ScheduleArgs& args) override;
+  bool Finished() const noexcept override { return finishing_; }
 
  protected:
   /// Bytes of `n` elements.
   std::size_t Bytes(std::size_t n) const { return n * args_.payload.elem_size; }
+  /// Where the allgather phase of a reduce-scatter + allgather runs: the finished elements
+  /// when this generation finishes them (finishing_), else the data; and its bytes of n.
+  unsigned char* Gathered() const {
+    return static_cast<unsigned char*>(finishing_ ? args_.finisher.out : args_.data);
+  }
+  std::size_t GatheredBytes(std::size_t n) const {
+    return n * (finishing_ ? args_.finisher.out_size : args_.payload.elem_size);
+  }
+  /// Finishes elements [lo, lo + n) of the data into the finisher's output.
+  void FinishRange(std::size_t lo, std::size_t n) const;
   /// inout = in ∘ inout over `n` elements (in: the lower ranks' operand).
   void Combine(const void* in, void* inout, std::size_t n) const;
   /// acc = acc ∘ other (acc holds the lower ranks), leaving the result in *acc: in place
@@ -47,6 +58,9 @@ class P2PSchedule : public Schedule {
   int size_ = 1;
   std::vector<unsigned char> scratch_;  // grown on demand, kept across generations
   std::vector<MPI_Request> requests_;
+  /// This generation finishes each element where it is completed and gathers finished
+  /// elements (an allreduce with a Finisher, on more than one rank; set by Start).
+  bool finishing_ = false;
 };
 
 /// The plan of a k-nomial tree rooted at virtual rank 0, where virtual rank

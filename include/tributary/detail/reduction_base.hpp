@@ -16,6 +16,7 @@
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
 #include "tributary/detail/device_partials.hpp"
+#include "tributary/detail/exact_kernels.hpp"
 #include "tributary/detail/exactness.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
@@ -276,11 +277,7 @@ class ReductionBase {
     if constexpr (kExactCapable) {
       if (exact_) {  // the source is read when the window is agreed (in flight until then)
         exact_source_ = &source;
-        WindowNeeds needs = NoBits(1);
-        const E* in = Traits::Data(source);
-        for (std::size_t k = 0; k < Traits::Size(source); ++k)
-          WidenRange(static_cast<double>(in[k]), &needs.lo, &needs.hi, &needs.special);
-        LaunchExact(Traits::Size(source), needs);
+        LaunchExact(Traits::Size(source), 1);
         return;
       }
     }
@@ -384,14 +381,11 @@ class ReductionBase {
   }
 
   // Every list's partial is added exactly once the ranks agree on the window of digits
-  // their data occupies (see Pack); here only that window is measured.
+  // their data occupies (see Measure and Pack); here only the lengths are checked.
   void CombineExactAndLaunch() {
+    exact_source_ = nullptr;
     if (exact_device_) {  // one exact partial per element, merged on the device
-      WindowNeeds needs = NoBits(1);
-      for (std::size_t k = 0; k < exact_device_count_; ++k)
-        WidenRange(exact_device_[k], &needs.lo, &needs.hi, &needs.special);
-      exact_source_ = nullptr;
-      LaunchExact(exact_device_count_, needs);
+      LaunchExact(exact_device_count_, 1);
       return;
     }
     const int n = core_->Expected();
@@ -402,33 +396,62 @@ class ReductionBase {
     const std::size_t len = n == 0 ? Traits::Size(val) : length_of(0);
     for (int i = 1; i < n; ++i)
       if (length_of(i) != len) LengthMismatch(len, i, length_of(i));
-    WindowNeeds needs = NoBits(n);  // one term per list
-    for (int i = 0; i < n; ++i) {
-      const auto u = static_cast<std::size_t>(i);
-      if (exact_used_[u]) {
-        for (const ExactSum& part : exact_slots_[u]) WidenRange(part, &needs.lo, &needs.hi, &needs.special);
-      } else if constexpr (kExactCapable) {
-        const E* in = Traits::Data(slots_[u].value);
-        for (std::size_t k = 0; k < len; ++k)
+    LaunchExact(len, n);  // one term per list
+  }
+
+  // What this rank's partials need of the window: the bits of every value and partial.
+  WindowNeeds Measure() const {
+    WindowNeeds needs = NoBits(exact_terms_);
+    const auto widen = [&needs](const E* in, std::size_t count) {
+      if constexpr (kExactCapable) {
+        if constexpr (std::is_same_v<E, double>)
+          if (WidenRangeKernel(in, count, &needs.lo, &needs.hi, &needs.special)) return;
+        for (std::size_t k = 0; k < count; ++k)
           WidenRange(static_cast<double>(in[k]), &needs.lo, &needs.hi, &needs.special);
+      } else {
+        (void)in, (void)count;
+      }
+    };
+    if (exact_device_) {
+      for (std::size_t k = 0; k < exact_device_count_; ++k)
+        WidenRange(exact_device_[k], &needs.lo, &needs.hi, &needs.special);
+    } else if (exact_source_) {
+      widen(Traits::Data(*exact_source_), exact_count_);
+    } else {
+      for (int i = 0; i < core_->Expected(); ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        if (exact_used_[u])
+          for (const ExactSum& part : exact_slots_[u]) WidenRange(part, &needs.lo, &needs.hi, &needs.special);
+        else
+          widen(Traits::Data(slots_[u].value), exact_count_);
       }
     }
-    exact_source_ = nullptr;
-    LaunchExact(len, needs);
+    return needs;
   }
+  static WindowNeeds MeasureThunk(void* self) { return static_cast<ReductionBase*>(self)->Measure(); }
 
   // The sums travel in the compact window form (ExactWindow), packed: the combine is exact,
   // so every schedule and every order gives the same value; Finish rounds once.
-  void LaunchExact(std::size_t count, const WindowNeeds& needs) {
+  void LaunchExact(std::size_t count, int terms) {
     LaunchSpec spec = SpecOf(count);
     if (spec.signature != 0) spec.signature += 7;  // exact records: another message than the values'
     spec.payload.commutative = true;
     spec.builtin_op = false;
     spec.window = true;
-    spec.window_local = needs;
+    spec.measure = &MeasureThunk;
+    exact_terms_ = terms;
     // A window agreed before, for an allreduce whose data still fits it: no agreement.
     spec.window_guess = have_agreed_ && collective_ == Collective::allreduce ? &agreed_ : nullptr;
     spec.pack = &PackThunk;
+    if constexpr (kExactCapable) {
+      // The records are rounded where they are complete: by Rabenseifner and the ring on
+      // each rank's share before their allgather, else by the core on the whole message.
+      rounded_.resize(count + 1);  // and a speculative generation's count of misfits
+      spec.finisher.fn = &RoundThunk;
+      spec.finisher.state = this;
+      spec.finisher.out = rounded_.data();
+      spec.finisher.out_size = sizeof(E);
+    }
     exact_count_ = count;
     layout_.rank = core_->Ctx()->Rank();
     layout_.error_text = &op_error_;
@@ -441,10 +464,9 @@ class ReductionBase {
 
   // Writes the message for the agreed window: per element the exact sum of this rank's
   // partials (values added exactly, ExactSum partials merged) as a window record.
-  // `speculating` (this rank's needs): the window was agreed for an earlier generation; one
-  // more record follows, 1 where this rank's data does not fit it (its records are then zero).
-  void* Pack(const WindowNeeds& agreed, const WindowNeeds* speculating) {
-    const bool speculative = speculating != nullptr;
+  // `speculative`: the window was agreed for an earlier generation; one more record
+  // follows, 1 where this rank's data does not fit it (its records are then zero).
+  void* Pack(const WindowNeeds& agreed, bool speculative) {
     if (!speculative) {
       agreed_ = agreed;
       have_agreed_ = true;
@@ -458,19 +480,44 @@ class ReductionBase {
     layout_.segments.assign(1, PackedSegment{0, total, window_.RecordBytes(), WindowCombineFor(window_), &window_});
     layout_.bytes = packed_.size();
     auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
-    if (speculative) {
-      const WindowNeeds& mine = *speculating;
-      const std::int64_t ranks = core_->Ctx()->Size();
-      const bool fits = (!mine.special || agreed.special) &&
-                        (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi && mine.terms * ranks <= agreed.terms));
-      std::uint32_t* trailer = records + n * words;
-      std::fill(trailer, trailer + words, 0u);
-      if (!fits) {
-        trailer[0] = 1;
-        std::fill(records, trailer, 0u);
-        return packed_.data();
+    std::uint32_t* trailer = records + n * words;
+    if (speculative) std::fill(trailer, trailer + words, 0u);
+    const auto misfit = [&] {
+      trailer[0] = 1;
+      std::fill(records, trailer, 0u);
+      return packed_.data();
+    };
+    const std::int64_t ranks = core_->Ctx()->Size();
+    if (speculative && std::max(1, exact_terms_) * ranks > agreed.terms) return misfit();
+    if constexpr (std::is_same_v<E, double>) {
+      // One value per element: written (and checked) four at a time where the CPU can.
+      const int lists = core_->Expected();
+      const E* single = exact_source_ ? Traits::Data(*exact_source_)
+                        : !exact_device_ && lists == 1 && !exact_used_[0] ? Traits::Data(slots_[0].value)
+                                                                          : nullptr;
+      if (single) {
+        WindowFit fit;
+        fit.hi = agreed.hi;
+        if (DepositKernel(single, n, window_.first, window_.flags ? 0 : window_.digits, records,
+                          speculative ? &fit : nullptr)) {
+          if (!fit.fits) return misfit();
+          return packed_.data();
+        }
       }
     }
+    if (speculative) {
+      const WindowNeeds mine = Measure();
+      const bool fits = (!mine.special || agreed.special) &&
+                        (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi));
+      if (!fits) return misfit();
+    }
+    PackRecords(records);
+    return packed_.data();
+  }
+
+  // The records of this rank's partials in window_ (which they fit).
+  void PackRecords(std::uint32_t* records) {
+    const std::size_t n = exact_count_, words = window_.Words();
     const int lists = core_->Expected();
     if constexpr (kExactCapable) {
       const bool values_only =
@@ -495,7 +542,7 @@ class ReductionBase {
             StoreShort<Form>(records + k * Form::kWords, sum, flags);
           }
         });
-        return packed_.data();
+        return;
       }
       std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
       for (std::size_t k = 0; k < n; ++k) {
@@ -516,11 +563,40 @@ class ReductionBase {
         }
         StoreWindow(records + k * words, acc.data(), window_, flags);
       }
+    } else {
+      (void)records, (void)n, (void)words, (void)lists;
     }
-    return packed_.data();
   }
-  static void* PackThunk(void* self, const WindowNeeds& agreed, const WindowNeeds* speculating) {
-    return static_cast<ReductionBase*>(self)->Pack(agreed, speculating);
+  static void* PackThunk(void* self, const WindowNeeds& agreed, bool speculative) {
+    return static_cast<ReductionBase*>(self)->Pack(agreed, speculative);
+  }
+
+  // The Finisher of window records: records [first, first + count) rounded once to E; a
+  // speculative generation's last record (its count of misfits) is copied as it is.
+  static void RoundThunk(const void* self, const void* in, void* out, std::size_t first,
+                         std::size_t count) noexcept {
+    if constexpr (kExactCapable) {
+      const auto& me = *static_cast<const ReductionBase*>(self);
+      const ExactWindow w = me.window_;
+      const auto* records = static_cast<const std::uint32_t*>(in);
+      E* values = static_cast<E*>(out);
+      if (first + count > me.exact_count_) {
+        --count;
+        std::memcpy(values + count, records + count * w.Words(), sizeof(std::uint32_t));
+      }
+      if constexpr (std::is_same_v<E, double>)
+        if (RoundKernel(records, count, w.first, w.flags ? 0 : w.digits, values)) return;
+      if (w.digits <= kShortWindow) {
+        WithShortForm(w, [&](auto form) {
+          using Form = decltype(form);
+          for (std::size_t k = 0; k < count; ++k) values[k] = RoundShort<E, Form>(records + k * Form::kWords, w.first);
+        });
+      } else {
+        for (std::size_t k = 0; k < count; ++k) values[k] = RoundWindow<E>(records + k * w.Words(), w);
+      }
+    } else {
+      (void)self, (void)in, (void)out, (void)first, (void)count;
+    }
   }
 
   // The combined partial goes into `val`; on a Reduce's other ranks the last list's slot
@@ -641,21 +717,10 @@ class ReductionBase {
     const bool to_val = collective_ != Collective::reduce || ctx.Rank() == root_;
     if (exact_active_) {
       if (!to_val) return;
-      const std::size_t count = exact_count_;
-      const auto* records = reinterpret_cast<const std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
+      const std::size_t count = exact_count_;  // rounded by the schedule or the core
       if constexpr (Traits::dynamic) Traits::Resize(val, count);
-      if constexpr (kExactCapable) {
-        E* out = Traits::Data(val);
-        if (window_.digits <= kShortWindow) {
-          const int first = window_.first;
-          WithShortForm(window_, [&](auto form) {
-            using Form = decltype(form);
-            for (std::size_t k = 0; k < count; ++k) out[k] = RoundShort<E, Form>(records + k * Form::kWords, first);
-          });
-        } else {
-          for (std::size_t k = 0; k < count; ++k) out[k] = RoundWindow<E>(records + k * window_.Words(), window_);
-        }
-      }
+      if constexpr (kExactCapable)
+        if (count) std::memcpy(Traits::Data(val), rounded_.data(), count * sizeof(E));
       return;
     }
     if (packed_active_) {
@@ -857,6 +922,7 @@ class ReductionBase {
   std::vector<Slot> slots_;
   T work_{};
   std::vector<unsigned char> packed_;
+  std::vector<E> rounded_;  // an exact generation's rounded result (LaunchExact)
   PackedLayout layout_;
   std::string op_error_;
   Collective collective_ = Collective::allreduce;
@@ -870,6 +936,7 @@ class ReductionBase {
   const ExactSum* exact_device_ = nullptr;  // exact partials folded on the device: count of them
   std::size_t exact_device_count_ = 0;
   std::size_t exact_count_ = 0;
+  int exact_terms_ = 1;  // terms per element on this rank: lists, or 1 (one value or device partial)
   ExactWindow window_;
   WindowNeeds agreed_;       // the last window the ranks agreed on (have_agreed_)
   bool have_agreed_ = false;

@@ -123,20 +123,23 @@ struct LaunchSpec {
   bool device_memory = false;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
-  /// Exact sums (Determinism::rank_count_independent): what this rank's data needs of the
-  /// window (`window_local`), agreed across ranks in the round that also checks lengths;
-  /// then `pack(client, agreed, nullptr)` writes the message for the agreed window and
-  /// returns where it is (it replaces `data`). Tributary's own schedules split that message at its
-  /// records (`packed->segments[0]`); the MPI library's gets it whole.
+  /// Exact sums (Determinism::rank_count_independent): `measure(client)` gives what this
+  /// rank's data needs of the window, agreed across ranks in the round that also checks
+  /// lengths; then `pack(client, agreed, false)` writes the message for the agreed window
+  /// and returns where it is (it replaces `data`). Tributary's own schedules split that
+  /// message at its records (`packed->segments[0]`); the MPI library's gets it whole.
   bool window = false;
-  WindowNeeds window_local;
+  WindowNeeds (*measure)(void* client) = nullptr;
   /// An allreduce may skip the agreement with a window agreed before (when no length or
-  /// signature check needs the round): `pack(client, *window_guess, &window_local)` writes
-  /// the records for it plus one more, whose low digit is 1 where this rank's data (its
-  /// `window_local`) does not fit. Summed across ranks, a nonzero count makes every rank
-  /// agree and pack again.
+  /// signature check needs the round): `pack(client, *window_guess, true)` writes the
+  /// records for it plus one more, whose low digit is 1 where this rank's data does not
+  /// fit (pack checks while it writes, without measuring first). Summed across ranks, a
+  /// nonzero count makes every rank agree and pack again.
   const WindowNeeds* window_guess = nullptr;
-  void* (*pack)(void* client, const WindowNeeds& agreed, const WindowNeeds* speculating) = nullptr;
+  void* (*pack)(void* client, const WindowNeeds& agreed, bool speculative) = nullptr;
+  /// Exact sums: rounds the records into the result (ScheduleArgs::finisher). The schedule
+  /// does it where it can; otherwise the core does, on the ranks that receive the result.
+  Finisher finisher;
 };
 
 /// Called when the network phase has completed on this rank; copies results out and may
@@ -277,6 +280,9 @@ class ReductionCore {
   bool schedule_active_ = false;
   bool length_pending_ = false;
   bool speculative_ = false;  // the records run in a window agreed before (window_guess)
+  bool finished_by_schedule_ = false;  // the schedule rounded the records (Schedule::Finished)
+  const unsigned char* Records() const;
+  void FinishRecords();
   std::int64_t length_check_[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   // The pre-round (lengths, signatures, exact-sum windows): recursive doubling in tags
   // kPreRoundTag.. of the generation's block, kept and re-armed like schedule_.

@@ -89,6 +89,20 @@ struct NodeLayout {
 };
 #endif
 
+/// Turns combined elements into finished ones of another size: exact-sum records into the
+/// rounded values. A schedule where each element is completed by one rank and then sent
+/// around (Rabenseifner, ring) finishes its own elements there and moves the finished ones
+/// from then on (fewer bytes, and each rank rounds only its share); other schedules leave
+/// it to the reduction layer.
+struct Finisher {
+  /// out[i] = finished in[i] for `count` elements; `first` is in[0]'s element index.
+  void (*fn)(const void* state, const void* in, void* out, std::size_t first, std::size_t count) = nullptr;
+  const void* state = nullptr;
+  void* out = nullptr;         ///< payload.count finished elements.
+  std::size_t out_size = 0;    ///< Bytes per finished element.
+  explicit operator bool() const noexcept { return fn != nullptr; }
+};
+
 /// Where a schedule runs and on which buffers.
 struct ScheduleArgs {
   Collective collective = Collective::allreduce;
@@ -113,6 +127,8 @@ struct ScheduleArgs {
   void* result = nullptr;
   Payload payload;
   ScheduleParams params;
+  /// allreduce, optional: see Finisher and Schedule::Finished.
+  Finisher finisher;
 };
 
 /// Number of consecutive tags a schedule may use, starting at ScheduleArgs::tag.
@@ -131,6 +147,9 @@ class Schedule {
   virtual bool Progress() = 0;
   /// The algorithm, for logs.
   virtual ScheduleKind Kind() const noexcept = 0;
+  /// True when the completed generation left every element finished in args.finisher.out
+  /// (its `data` then holds scratch); false when the caller still has to finish `data`.
+  virtual bool Finished() const noexcept { return false; }
   /// Prepares this completed schedule for the next generation with `args`, instead of a new
   /// object; returns false when it cannot (then the caller makes a new one).
   virtual bool Rearm(const ScheduleArgs& args) {

@@ -1,0 +1,40 @@
+// Vector kernels for the wire form of exact sums of doubles (see ExactWindow): measuring
+// the window, writing records and rounding them, four doubles at a time where the CPU
+// has AVX2 and FMA (checked once at run time). Each returns false where it does not apply;
+// the caller then runs the element-by-element code in exactness.hpp, which gives the
+// same records and the same roundings.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tributary::detail {
+
+/// What a window's records need to be exact for the values written into them: none of
+/// them a NaN or an infinity, none below the window's lowest digit or with bits below it,
+/// and every magnitude below 2^(hi + 1 - 1074) (hi: the highest bit the window was agreed
+/// for, in units of 2^-1074). `fits` is false when one of them is not.
+struct WindowFit {
+  std::int64_t hi = 0;
+  bool fits = true;
+};
+
+/// True when the kernels run here (x86-64 with AVX2 and FMA).
+bool ExactKernelsAvailable() noexcept;
+
+/// The lowest and highest bit of the finite nonzero values among x[0, n) (units of 2^-1074;
+/// *lo and *hi are lowered and raised, as WidenRange does) and whether one is a NaN or an
+/// infinity.
+bool WidenRangeKernel(const double* x, std::size_t n, std::int64_t* lo, std::int64_t* hi,
+                      bool* special) noexcept;
+
+/// Writes x[0, n) as records of a window of `digits` 32-bit digits from digit `first`,
+/// without a flags word; with `fit`, checks the values against it (records of values that
+/// do not fit are meaningless). Applies to 3 digits with 2 <= first <= 60.
+bool DepositKernel(const double* x, std::size_t n, int first, int digits, std::uint32_t* records,
+                   WindowFit* fit) noexcept;
+
+/// out[k] = record k rounded once to double, for records as DepositKernel writes them.
+bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int digits, double* out) noexcept;
+
+}  // namespace tributary::detail

@@ -1,0 +1,272 @@
+// The AVX2 kernels of exact sums (exact_kernels.hpp). A value x of a window from digit
+// `first` is the integer a = x · 2^(1074 − 32 first) (exact: a power-of-two scaling that
+// neither overflows nor underflows for values that fit), split into three signed 32-bit
+// digits by rounding to multiples of 2^64 and 2^32: each remainder is exact, so
+// a = t2 2^64 + t1 2^32 + t0 with |t_i| <= 2^31, and the record is that sum modulo 2^96.
+// Rounding a record back adds its digits as doubles with one rounding (see RoundShort).
+
+#include "tributary/detail/exact_kernels.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "tributary/detail/exactness.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TRIBUTARY_EXACT_AVX2 1
+#include <immintrin.h>
+#else
+#define TRIBUTARY_EXACT_AVX2 0
+#endif
+
+namespace tributary::detail {
+
+namespace {
+
+// The windows the kernels take: three digits, and scalings that stay normal doubles.
+bool KernelWindow(int first, int digits) { return digits == 3 && first >= 2 && first <= 60; }
+
+double PowerOfTwo(int e) { return std::ldexp(1.0, e); }
+
+#if TRIBUTARY_EXACT_AVX2
+
+#define TRIBUTARY_AVX2 __attribute__((target("avx2,fma")))
+
+// Adding 1.5 · 2^52 rounds a double below 2^51 in magnitude to an integer, which is then
+// the low bits of the sum's representation minus those of the constant.
+constexpr double kMagic = 6755399441055744.0;
+
+TRIBUTARY_AVX2 inline __m256i MagicBits() { return _mm256_set1_epi64x(0x4338000000000000LL); }
+
+// The four values' records: low 64 bits in `low`, the top digit in the low half of `high`.
+// Interleaved as 12-byte records: dwords l0 l0' h0 l1 l1' h1 l2 l2' | h2 l3 l3' h3.
+TRIBUTARY_AVX2 inline void StoreRecords3(std::uint32_t* out, __m256i low, __m256i high) {
+  const __m256i take_low0 = _mm256_setr_epi32(0, 1, 0, 2, 3, 0, 4, 5);
+  const __m256i take_high0 = _mm256_setr_epi32(0, 0, 0, 0, 0, 2, 0, 0);
+  const __m256i first8 = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(low, take_low0),
+                                            _mm256_permutevar8x32_epi32(high, take_high0), 0x24);
+  const __m256i take_low1 = _mm256_setr_epi32(0, 6, 7, 0, 0, 0, 0, 0);
+  const __m256i take_high1 = _mm256_setr_epi32(4, 0, 0, 6, 0, 0, 0, 0);
+  const __m256i last4 = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(low, take_low1),
+                                           _mm256_permutevar8x32_epi32(high, take_high1), 0x09);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), first8);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8), _mm256_castsi256_si128(last4));
+}
+
+// The inverse: the low 64 bits of four records, and their top digits (4 x int32).
+TRIBUTARY_AVX2 inline void LoadRecords3(const std::uint32_t* in, __m256i* low, __m128i* high) {
+  const __m256i first8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+  const __m256i last4 = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 8)));
+  const __m256i low_from0 = _mm256_setr_epi32(0, 1, 3, 4, 6, 7, 0, 0);
+  const __m256i low_from1 = _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 1, 2);
+  *low = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(first8, low_from0),
+                            _mm256_permutevar8x32_epi32(last4, low_from1), 0xc0);
+  const __m256i high_from0 = _mm256_setr_epi32(2, 5, 0, 0, 0, 0, 0, 0);
+  const __m256i high_from1 = _mm256_setr_epi32(0, 0, 0, 3, 0, 0, 0, 0);
+  *high = _mm256_castsi256_si128(_mm256_blend_epi32(_mm256_permutevar8x32_epi32(first8, high_from0),
+                                                    _mm256_permutevar8x32_epi32(last4, high_from1), 0x0c));
+}
+
+// Unsigned 32-bit integers in the low halves of 64-bit lanes, as doubles.
+TRIBUTARY_AVX2 inline __m256d FromUint32(__m256i v) {
+  const __m256d two52 = _mm256_set1_pd(4503599627370496.0);
+  return _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(v, _mm256_castpd_si256(two52))), two52);
+}
+
+template <bool Check>
+TRIBUTARY_AVX2 void Deposit3(const double* x, std::size_t n, int first, std::uint32_t* records,
+                             WindowFit* fit) {
+  const __m256d scale = _mm256_set1_pd(PowerOfTwo(1074 - 32 * first));
+  const __m256d below64 = _mm256_set1_pd(PowerOfTwo(-64)), two64 = _mm256_set1_pd(PowerOfTwo(64));
+  const __m256d below32 = _mm256_set1_pd(PowerOfTwo(-32)), two32 = _mm256_set1_pd(PowerOfTwo(32));
+  const __m256d magic = _mm256_set1_pd(kMagic);
+  const __m256i magic_bits = MagicBits();
+  const __m256d zero = _mm256_setzero_pd();
+  // Checks: |x| < top; x = 0 or |x| >= bottom; x · scale an integer.
+  const __m256d top = _mm256_set1_pd(Check ? (fit->hi - 1073 > 1023 ? std::numeric_limits<double>::infinity()
+                                                                      : PowerOfTwo(static_cast<int>(fit->hi) - 1073))
+                                           : 0.0);
+  const __m256d bottom = _mm256_set1_pd(PowerOfTwo(32 * first - 1074));
+  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  __m256d bad = zero;
+  for (std::size_t k = 0; k + 4 <= n; k += 4) {
+    const __m256d v = _mm256_loadu_pd(x + k);
+    const __m256d a = _mm256_mul_pd(v, scale);
+    const __m256d u2 = _mm256_add_pd(_mm256_mul_pd(a, below64), magic);
+    const __m256d t2 = _mm256_sub_pd(u2, magic);
+    const __m256d r1 = _mm256_fnmadd_pd(t2, two64, a);  // a − t2 2^64, exact
+    const __m256d u1 = _mm256_add_pd(_mm256_mul_pd(r1, below32), magic);
+    const __m256d t1 = _mm256_sub_pd(u1, magic);
+    const __m256d r0 = _mm256_fnmadd_pd(t1, two32, r1);  // exact, |r0| <= 2^31
+    const __m256d u0 = _mm256_add_pd(r0, magic);
+    const __m256i d2 = _mm256_sub_epi64(_mm256_castpd_si256(u2), magic_bits);
+    const __m256i d1 = _mm256_sub_epi64(_mm256_castpd_si256(u1), magic_bits);
+    const __m256i d0 = _mm256_sub_epi64(_mm256_castpd_si256(u0), magic_bits);
+    // The 96-bit sum: low 64 bits wrap; the top digit borrows one where they are negative.
+    const __m256i low = _mm256_add_epi64(_mm256_slli_epi64(d1, 32), d0);
+    const __m256i high = _mm256_add_epi64(d2, _mm256_castpd_si256(_mm256_cmp_pd(r1, zero, _CMP_LT_OQ)));
+    StoreRecords3(records + 3 * k, low, high);
+    if constexpr (Check) {
+      const __m256d mag = _mm256_and_pd(v, magnitude);
+      const __m256d too_large = _mm256_cmp_pd(mag, top, _CMP_NLT_UQ);  // NaN too
+      const __m256d too_small = _mm256_and_pd(_mm256_cmp_pd(mag, bottom, _CMP_LT_OQ),
+                                              _mm256_cmp_pd(mag, zero, _CMP_NEQ_OQ));
+      const __m256d fraction = _mm256_cmp_pd(r0, _mm256_sub_pd(u0, magic), _CMP_NEQ_UQ);
+      bad = _mm256_or_pd(bad, _mm256_or_pd(too_large, _mm256_or_pd(too_small, fraction)));
+    }
+  }
+  if constexpr (Check)
+    if (_mm256_movemask_pd(bad) != 0) fit->fits = false;
+}
+
+TRIBUTARY_AVX2 void Round3(const std::uint32_t* records, std::size_t n, int first, double* out) {
+  const __m256d scale = _mm256_set1_pd(PowerOfTwo(32 * first - 1074));
+  const __m256d two32 = _mm256_set1_pd(PowerOfTwo(32));
+  const __m256i low_digit = _mm256_set1_epi64x(0xffffffffLL);
+  for (std::size_t k = 0; k + 4 <= n; k += 4) {
+    __m256i low;
+    __m128i high;
+    LoadRecords3(records + 3 * k, &low, &high);
+    const __m256d d0 = FromUint32(_mm256_and_si256(low, low_digit));
+    const __m256d d1 = FromUint32(_mm256_srli_epi64(low, 32));
+    const __m256d top = _mm256_mul_pd(_mm256_cvtepi32_pd(high), two32);  // d2 2^32, exact
+    // t = RN(d2 2^32 + d1) and its error (Fast2Sum: |top| >= d1 unless top = 0), then
+    // v = t 2^32 + (err 2^32 + d0) with both terms exact: one rounding of the record.
+    const __m256d t = _mm256_add_pd(top, d1);
+    const __m256d err = _mm256_sub_pd(d1, _mm256_sub_pd(t, top));
+    const __m256d rest = _mm256_fmadd_pd(err, two32, d0);
+    const __m256d v = _mm256_fmadd_pd(t, two32, rest);
+    _mm256_storeu_pd(out + k, _mm256_mul_pd(v, scale));
+  }
+}
+
+// Lowest nonzero and highest magnitude, and whether any is a NaN or an infinity; four
+// accumulators of four lanes each.
+TRIBUTARY_AVX2 void Extremes(const double* x, std::size_t n, double* smallest, double* largest, bool* special) {
+  const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
+  const __m256d max = _mm256_set1_pd(std::numeric_limits<double>::max());
+  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  const __m256d zero = _mm256_setzero_pd();
+  __m256d small[4] = {inf, inf, inf, inf}, large[4] = {zero, zero, zero, zero}, bad = zero;
+  std::size_t k = 0;
+  for (; k + 16 <= n; k += 16) {
+    for (int j = 0; j < 4; ++j) {
+      const __m256d a = _mm256_and_pd(_mm256_loadu_pd(x + k + 4 * j), magnitude);
+      const __m256d finite = _mm256_cmp_pd(a, max, _CMP_LE_OQ);
+      bad = _mm256_or_pd(bad, _mm256_cmp_pd(a, max, _CMP_NLE_UQ));
+      // Zeros and specials count as +inf for the smallest, as 0 for the largest.
+      const __m256d nonzero = _mm256_and_pd(finite, _mm256_cmp_pd(a, zero, _CMP_NEQ_OQ));
+      small[j] = _mm256_min_pd(small[j], _mm256_blendv_pd(inf, a, nonzero));
+      large[j] = _mm256_max_pd(large[j], _mm256_and_pd(finite, a));
+    }
+  }
+  for (int j = 1; j < 4; ++j) {
+    small[0] = _mm256_min_pd(small[0], small[j]);
+    large[0] = _mm256_max_pd(large[0], large[j]);
+  }
+  double s[4], l[4];
+  _mm256_storeu_pd(s, small[0]);
+  _mm256_storeu_pd(l, large[0]);
+  *smallest = std::numeric_limits<double>::infinity();
+  *largest = 0;
+  for (int j = 0; j < 4; ++j) {
+    *smallest = std::min(*smallest, s[j]);
+    *largest = std::max(*largest, l[j]);
+  }
+  *special = _mm256_movemask_pd(bad) != 0;
+  for (; k < n; ++k) {
+    const double a = std::fabs(x[k]);
+    if (!(a <= std::numeric_limits<double>::max())) {
+      *special = true;
+    } else if (a != 0) {
+      *smallest = std::min(*smallest, a);
+      *largest = std::max(*largest, a);
+    }
+  }
+}
+
+#undef TRIBUTARY_AVX2
+
+bool HaveAvx2() noexcept {
+  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return have;
+}
+
+#else
+
+bool HaveAvx2() noexcept { return false; }
+
+#endif
+
+}  // namespace
+
+bool ExactKernelsAvailable() noexcept { return HaveAvx2(); }
+
+
+bool WidenRangeKernel(const double* x, std::size_t n, std::int64_t* lo, std::int64_t* hi,
+                      bool* special) noexcept {
+#if TRIBUTARY_EXACT_AVX2
+  if (!HaveAvx2()) return false;
+  double smallest = 0, largest = 0;
+  bool any_special = false;
+  Extremes(x, n, &smallest, &largest, &any_special);
+  if (any_special) *special = true;
+  if (largest > 0) {  // a bit position grows with the magnitude
+    bool unused = false;
+    WidenRange(smallest, lo, hi, &unused);
+    WidenRange(largest, lo, hi, &unused);
+  }
+  return true;
+#else
+  (void)x, (void)n, (void)lo, (void)hi, (void)special;
+  return false;
+#endif
+}
+
+bool DepositKernel(const double* x, std::size_t n, int first, int digits, std::uint32_t* records,
+                   WindowFit* fit) noexcept {
+#if TRIBUTARY_EXACT_AVX2
+  if (!HaveAvx2() || !KernelWindow(first, digits)) return false;
+  if (fit)
+    Deposit3<true>(x, n, first, records, fit);
+  else
+    Deposit3<false>(x, n, first, records, nullptr);
+  // The last n mod 4 values one by one (the same records).
+  ExactWindow w;
+  w.first = first;
+  w.digits = 3;
+  w.flags = false;
+  for (std::size_t k = n - n % 4; k < n; ++k) {
+    WindowWord sum = 0;
+    unsigned flags = 0;
+    if (fit) {
+      std::int64_t lo = std::int64_t(1) << 40, hi = -1;
+      bool special = false;
+      WidenRange(x[k], &lo, &hi, &special);
+      if (special || (hi >= 0 && (lo < 32 * first || hi > fit->hi))) fit->fits = false;
+    }
+    if (!fit || fit->fits) DepositShort(&sum, w, x[k], &flags);
+    StoreShort<ShortForm<3, false>>(records + 3 * k, sum, flags);
+  }
+  return true;
+#else
+  (void)x, (void)n, (void)first, (void)digits, (void)records, (void)fit;
+  return false;
+#endif
+}
+
+bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int digits, double* out) noexcept {
+#if TRIBUTARY_EXACT_AVX2
+  if (!HaveAvx2() || !KernelWindow(first, digits)) return false;
+  Round3(records, n, first, out);
+  for (std::size_t k = n - n % 4; k < n; ++k)
+    out[k] = RoundShort<double, ShortForm<3, false>>(records + 3 * k, first);
+  return true;
+#else
+  (void)records, (void)n, (void)first, (void)digits, (void)out;
+  return false;
+#endif
+}
+
+}  // namespace tributary::detail
