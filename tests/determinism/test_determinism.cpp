@@ -53,73 +53,95 @@ double Sum(std::initializer_list<double> xs) {
 // ---------------------------------------------------------------------------------------
 // The vector kernels of the wire form give what the element-by-element code gives
 
-TEST(ExactKernels, WriteCheckAndRoundRecordsAsTheElementByElementCode) {
-  namespace d = tributary::detail;
-  if (!d::ExactKernelsAvailable()) GTEST_SKIP() << "no AVX2 and FMA here: the element-by-element code runs";
-  using Form = d::ShortForm<3, false>;
-  std::mt19937_64 rng(20261123);
-  int windows = 0;
-  for (int trial = 0; trial < 3000; ++trial) {
-    const std::size_t n = 1 + rng() % 37;  // whole groups of four and a remainder
-    const int top = static_cast<int>(rng() % 1200) - 600, span = static_cast<int>(rng() % 31);
-    std::vector<double> x(n);
-    for (double& v : x) {
-      v = std::ldexp(static_cast<double>(rng() >> 11), top - 53 - static_cast<int>(rng() % (span + 1)));
-      if (rng() % 2) v = -v;
-      if (rng() % 11 == 0) v = 0;
+namespace kernels {
+namespace d = tributary::detail;
+using Form = d::ShortForm<3, false>;
+
+// Random values below 2^top, with exponents within `span` of each other (and lower with
+// random leading zeros unless `narrow`), some negative, some zero.
+std::vector<double> Values(std::mt19937_64& rng, std::size_t n, int top, int span, bool narrow = false) {
+  std::vector<double> x(n);
+  for (double& v : x) {
+    const std::uint64_t mantissa = (rng() >> 11) | (narrow ? std::uint64_t(1) << 52 : 0);
+    v = std::ldexp(static_cast<double>(mantissa), top - 53 - static_cast<int>(rng() % (span + 1)));
+    if (rng() % 2) v = -v;
+    if (rng() % 11 == 0) v = 0;
+  }
+  return x;
+}
+
+// Checks the kernels against the element-by-element code on x; false when x's window is
+// not one they take (three digits).
+bool MatchElementByElement(std::mt19937_64& rng, const std::vector<double>& x) {
+  const std::size_t n = x.size();
+  std::int64_t lo = std::int64_t(1) << 40, hi = -1, klo = lo, khi = hi;
+  bool special = false, kspecial = false;
+  for (double v : x) d::WidenRange(v, &lo, &hi, &special);
+  EXPECT_TRUE(d::WidenRangeKernel(x.data(), n, &klo, &khi, &kspecial));
+  EXPECT_EQ(klo, lo);
+  EXPECT_EQ(khi, hi);
+  EXPECT_EQ(kspecial, special);
+  if (hi < 0) return false;
+  const d::ExactWindow w = d::WindowFor(lo, hi, 8, false);
+  std::vector<std::uint32_t> expected(3 * n), got(3 * n, 0xdeadbeef);
+  for (std::size_t k = 0; k < n; ++k) {
+    d::WindowWord sum = 0;
+    unsigned flags = 0;
+    d::DepositShort(&sum, w, x[k], &flags);
+    d::StoreShort<Form>(expected.data() + 3 * k, sum, flags);
+  }
+  d::WindowFit fit;
+  fit.hi = hi;
+  if (!d::DepositKernel(x.data(), n, w.first, w.digits, got.data(), &fit)) return false;
+  EXPECT_TRUE(fit.fits);
+  EXPECT_EQ(got, expected) << "window from digit " << w.first;
+  // Sums of records (carries between digits, negative totals), rounded both ways.
+  for (std::size_t k = 1; k < n; ++k)
+    d::ShortCombine<Form>(nullptr, expected.data() + 3 * (k - 1), expected.data() + 3 * k, 1);
+  std::vector<double> rounded(n);
+  EXPECT_TRUE(d::RoundKernel(expected.data(), n, w.first, 3, rounded.data()));
+  for (std::size_t k = 0; k < n; ++k)
+    if (!SameBits(rounded[k], d::RoundShort<double, Form>(expected.data() + 3 * k, w.first))) {
+      ADD_FAILURE() << "record " << k << " of " << n << " in the window from digit " << w.first;
+      break;
     }
-    std::int64_t lo = std::int64_t(1) << 40, hi = -1, klo = lo, khi = hi;
-    bool special = false, kspecial = false;
-    for (double v : x) d::WidenRange(v, &lo, &hi, &special);
-    ASSERT_TRUE(d::WidenRangeKernel(x.data(), n, &klo, &khi, &kspecial));
-    ASSERT_EQ(klo, lo);
-    ASSERT_EQ(khi, hi);
-    ASSERT_EQ(kspecial, special);
-    if (hi < 0) continue;
-    const d::ExactWindow w = d::WindowFor(lo, hi, 8, false);
-    std::vector<std::uint32_t> expected(3 * n), got(3 * n, 0xdeadbeef);
-    for (std::size_t k = 0; k < n; ++k) {
-      d::WindowWord sum = 0;
-      unsigned flags = 0;
-      d::DepositShort(&sum, w, x[k], &flags);
-      d::StoreShort<Form>(expected.data() + 3 * k, sum, flags);
-    }
-    d::WindowFit fit;
-    fit.hi = hi;
-    if (!d::DepositKernel(x.data(), n, w.first, w.digits, got.data(), &fit)) continue;  // not 3 digits
-    ++windows;
-    ASSERT_TRUE(fit.fits);
-    ASSERT_EQ(got, expected) << "window from digit " << w.first;
-    // Sums of records (carries between digits, negative totals), rounded both ways.
-    for (std::size_t k = 1; k < n; ++k)
-      d::ShortCombine<Form>(nullptr, expected.data() + 3 * (k - 1), expected.data() + 3 * k, 1);
-    std::vector<double> rounded(n);
-    ASSERT_TRUE(d::RoundKernel(expected.data(), n, w.first, 3, rounded.data()));
-    for (std::size_t k = 0; k < n; ++k)
-      ASSERT_TRUE(SameBits(rounded[k], d::RoundShort<double, Form>(expected.data() + 3 * k, w.first)))
-          << "record " << k << " of window " << w.first;
-    // A value that does not fit is reported, wherever it sits among the others.
-    const double outside[] = {std::ldexp(1.0, 32 * w.first - 1075 - static_cast<int>(rng() % 40)),  // below
-                              std::ldexp(1.0, static_cast<int>(hi) - 1073 + static_cast<int>(rng() % 3)),  // above
-                              std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity()};
-    for (double bad : outside) {
-      std::vector<double> y = x;
-      y[rng() % n] = bad;
-      d::WindowFit f;
-      f.hi = hi;
-      ASSERT_TRUE(d::DepositKernel(y.data(), n, w.first, 3, got.data(), &f));
-      EXPECT_FALSE(f.fits) << bad << " in a window from digit " << w.first;
-    }
-    // A value inside the window's range with one bit below its lowest digit.
-    const int bottom = 32 * w.first - 1074;
+  // A value that does not fit is reported, wherever it sits among the others: below the
+  // window, above it, NaN, an infinity, and one bit below the lowest digit.
+  const int bottom = 32 * w.first - 1074;
+  const double outside[] = {std::ldexp(1.0, bottom - 1 - static_cast<int>(rng() % 40)),
+                            std::ldexp(1.0, static_cast<int>(hi) - 1073 + static_cast<int>(rng() % 3)),
+                            std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity(),
+                            std::ldexp(1.0, bottom + 40) + std::ldexp(1.0, bottom - 1)};
+  for (double bad : outside) {
     std::vector<double> y = x;
-    y[rng() % n] = std::ldexp(1.0, bottom + 40) + std::ldexp(1.0, bottom - 1);
+    y[rng() % n] = bad;
     d::WindowFit f;
     f.hi = std::max<std::int64_t>(hi, bottom + 40 + 1074 + 52);
-    ASSERT_TRUE(d::DepositKernel(y.data(), n, w.first, 3, got.data(), &f));
-    EXPECT_FALSE(f.fits) << "a bit below the window from digit " << w.first;
+    if (bad == outside[1]) f.hi = hi;
+    EXPECT_TRUE(d::DepositKernel(y.data(), n, w.first, 3, got.data(), &f));
+    EXPECT_FALSE(f.fits) << bad << " in a window from digit " << w.first << ", " << n << " values";
+  }
+  return true;
+}
+}  // namespace kernels
+
+TEST(ExactKernels, WriteCheckAndRoundRecordsAsTheElementByElementCode) {
+  if (!tributary::detail::ExactKernelsAvailable())
+    GTEST_SKIP() << "no AVX2 and FMA here: the element-by-element code runs";
+  std::mt19937_64 rng(20261123);
+  int windows = 0;
+  for (int trial = 0; trial < 3000 && !HasFailure(); ++trial) {
+    const std::size_t n = 1 + rng() % 37;  // whole groups of four and a remainder
+    const int top = static_cast<int>(rng() % 1200) - 600, span = static_cast<int>(rng() % 31);
+    if (kernels::MatchElementByElement(rng, kernels::Values(rng, n, top, span))) ++windows;
   }
   EXPECT_GT(windows, 300);  // the three-digit windows the kernels take were among them
+  // Long arrays (the 512-bit kernels, where the CPU has them), with a remainder.
+  int long_windows = 0;
+  for (int trial = 0; trial < 12 && !HasFailure(); ++trial)
+    if (kernels::MatchElementByElement(rng, kernels::Values(rng, 20000 + 9 * trial, 7 * trial - 40, 2, true)))
+      ++long_windows;
+  EXPECT_GE(long_windows, 4);
 }
 
 // ---------------------------------------------------------------------------------------
