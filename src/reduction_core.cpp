@@ -248,7 +248,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     throw UsageError(error_);
   }
   if (impl.size == 1) {
-    if (spec_.window) spec_.data = spec_.pack(client_, spec_.measure(client_), false);
+    if (spec_.window) UsePacked(spec_.pack(client_, spec_.measure(client_), false));
     const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
     if (spec_.input && bytes) std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
     phase_.store(Phase::in_flight, std::memory_order_release);
@@ -261,16 +261,26 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     speculative_ = false;
     if (spec_.window && spec_.window_guess && !spec_.check_length && spec_.signature == 0 &&
         spec_.collective == Collective::allreduce) {
-      // An exact allreduce with a window agreed before: no agreement round. The records
-      // end with a count of the ranks whose data does not fit that window; where it is
-      // not zero, every rank agrees on a window and runs the records again (Advance).
+      // An exact allreduce with a window agreed before. Large messages are written in it
+      // while measured, and the agreement follows (the records stand where it agrees on
+      // the same window). Others skip the agreement: the records end with a count of the
+      // ranks whose data does not fit that window; where it is not zero, every rank
+      // agrees on a window and runs the records again (Advance).
+      PackedRecords prepacked;
+      WindowNeeds measured;
       try {
-        spec_.data = spec_.pack(client_, *spec_.window_guess, true);
+        if (spec_.prepack) prepacked = spec_.prepack(client_, *spec_.window_guess, &measured);
+        if (!prepacked.data) UsePacked(spec_.pack(client_, *spec_.window_guess, true));
       } catch (const std::bad_alloc& e) {  // out of memory: fail here; the others wait (watchdog)
         throw UsageError(e.what());
       }
-      speculative_ = true;
-      StartSchedule();
+      if (prepacked.data) {  // agree on what was measured while packing
+        UsePacked(prepacked);
+        StartAgreement(&measured);
+      } else {
+        speculative_ = true;
+        StartSchedule();
+      }
     } else if (spec_.check_length || spec_.signature != 0 || spec_.window) {
       StartAgreement();
     } else {
@@ -292,7 +302,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
 #if TRIBUTARY_HAVE_MPI
 // One small allreduce of {n, -n, s, -s, hi, -lo, terms, special} with MAX gives every rank
 // max and min of the lengths, of the signatures and of the exact-sum windows.
-void ReductionCore::StartAgreement() {
+void ReductionCore::StartAgreement(const WindowNeeds* measured) {
   auto& impl = ctx_->Impl();
   const auto sig = static_cast<std::int64_t>(spec_.signature >> 1);
   const auto len = spec_.check_length ? static_cast<std::int64_t>(spec_.length) : 0;
@@ -300,7 +310,7 @@ void ReductionCore::StartAgreement() {
   length_check_[1] = -len;
   length_check_[2] = sig;
   length_check_[3] = -sig;
-  const WindowNeeds local = spec_.window ? spec_.measure(client_) : WindowNeeds{};
+  const WindowNeeds local = measured ? *measured : spec_.window ? spec_.measure(client_) : WindowNeeds{};
   length_check_[4] = local.hi;
   length_check_[5] = -local.lo;
   length_check_[6] = local.terms;
@@ -530,7 +540,7 @@ bool ReductionCore::AdvanceLocked() {
           agreed.hi = length_check_[4];
           agreed.terms = length_check_[6] * impl.size;
           agreed.special = length_check_[7] != 0;
-          spec_.data = spec_.pack(client_, agreed, false);
+          UsePacked(spec_.pack(client_, agreed, false));
         } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
           SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
           phase_.store(Phase::failed, std::memory_order_release);

@@ -95,6 +95,14 @@ bool MatchElementByElement(std::mt19937_64& rng, const std::vector<double>& x) {
   if (!d::DepositKernel(x.data(), n, w.first, w.digits, got.data(), &fit)) return false;
   EXPECT_TRUE(fit.fits);
   EXPECT_EQ(got, expected) << "window from digit " << w.first;
+  std::int64_t mlo = std::int64_t(1) << 40, mhi = -1;
+  bool mspecial = false;
+  std::fill(got.begin(), got.end(), 0xdeadbeef);
+  EXPECT_TRUE(d::DepositMeasuringKernel(x.data(), n, w.first, 3, got.data(), &mlo, &mhi, &mspecial));
+  EXPECT_EQ(got, expected) << "measuring, window from digit " << w.first;
+  EXPECT_EQ(mlo, lo);
+  EXPECT_EQ(mhi, hi);
+  EXPECT_EQ(mspecial, special);
   // Sums of records (carries between digits, negative totals), rounded both ways.
   for (std::size_t k = 1; k < n; ++k)
     d::ShortCombine<Form>(nullptr, expected.data() + 3 * (k - 1), expected.data() + 3 * k, 1);
@@ -120,6 +128,19 @@ bool MatchElementByElement(std::mt19937_64& rng, const std::vector<double>& x) {
     if (bad == outside[1]) f.hi = hi;
     EXPECT_TRUE(d::DepositKernel(y.data(), n, w.first, 3, got.data(), &f));
     EXPECT_FALSE(f.fits) << bad << " in a window from digit " << w.first << ", " << n << " values";
+    // Measured while written: the measure is right, and asks for another window where
+    // the value is outside this one's digits (a value just above `hi` may still fit them).
+    std::int64_t ylo = std::int64_t(1) << 40, yhi = -1, ymlo = ylo, ymhi = yhi;
+    bool yspecial = false, ymspecial = false;
+    for (double v : y) d::WidenRange(v, &ylo, &yhi, &yspecial);
+    EXPECT_TRUE(d::DepositMeasuringKernel(y.data(), n, w.first, 3, got.data(), &ymlo, &ymhi, &ymspecial));
+    EXPECT_EQ(ymlo, ylo);
+    EXPECT_EQ(ymhi, yhi);
+    EXPECT_EQ(ymspecial, yspecial);
+    const d::ExactWindow wy = d::WindowFor(ylo, yhi, 8, yspecial);
+    if (bad != outside[1]) {
+      EXPECT_FALSE(wy.first == w.first && wy.digits == w.digits && wy.flags == w.flags) << bad;
+    }
   }
   return true;
 }
@@ -430,12 +451,16 @@ std::string ErrorOf(const std::function<void()>& f) {
 // length check needs it) and runs in that window; where one rank's data no longer fits it
 // (larger or smaller magnitudes, a special value, more lists), every rank agrees again and
 // the result is still the exact sum. Generations alternate between fitting and not.
+// Short vectors reuse the window speculatively; long ones (from 8192 values) write their
+// records in it while measuring, then agree; a hand-wired start rounds into its own input.
 TEST(RankCountIndependent, LaterGenerationsReuseTheAgreedWindowUntilTheDataOutgrowIt) {
-  for (tributary::DebugLevel debug : {tributary::DebugLevel::none, tributary::DebugLevel::basic}) {
+  for (tributary::DebugLevel debug : {tributary::DebugLevel::none, tributary::DebugLevel::basic})
+  for (const std::size_t n : {std::size_t(5), std::size_t(9001)}) {
     tributary::ContextOptions o = Independent();
     o.debug = debug;
     tributary::Context ctx(o);
     tributary::AllReduce<std::vector<double>> vec(ctx, "window reused");
+    tributary::AllReduce<std::vector<double>> hand(ctx, "hand-wired window reused");
     tributary::AllReduce<double> scalar(ctx, "scalar window reused");
     const int last = Size() - 1;
     // Generations 6 and 7: values whose sum over one list per rank fills the window's top
@@ -447,7 +472,7 @@ TEST(RankCountIndependent, LaterGenerationsReuseTheAgreedWindowUntilTheDataOutgr
     const double full = std::ldexp(2.0 - std::ldexp(1.0, -52), k);
     // Rank r's value of element i in generation g.
     const auto value = [&](int g, int r, std::size_t i) {
-      const double base = 1.0 + 0.25 * r + static_cast<double>(i);
+      const double base = 1.0 + 0.25 * r + static_cast<double>(i % 8);  // a three-digit window
       switch (g) {
         case 2: return r == last && i == 0 ? std::ldexp(1.0, 600) : base;    // higher bits
         case 3: return r == 0 && i == 1 ? std::ldexp(1.0, -900) : base;      // lower bits
@@ -459,7 +484,6 @@ TEST(RankCountIndependent, LaterGenerationsReuseTheAgreedWindowUntilTheDataOutgr
     };
     const auto lists_in = [](int g) { return g == 7 ? 40 : 1; };  // generation 7: more terms
     for (int g = 0; g < 10; ++g) {
-      const std::size_t n = 5;
       const int lists = lists_in(g);
       std::vector<double> expect(n);
       for (std::size_t i = 0; i < n; ++i) {
@@ -476,12 +500,24 @@ TEST(RankCountIndependent, LaterGenerationsReuseTheAgreedWindowUntilTheDataOutgr
         vec.Contribute(l, mine);
         scalar.Contribute(l, mine[static_cast<std::size_t>(g) % n]);
       }
+      hand.val.resize(n);  // one list's data
+      for (std::size_t i = 0; i < n; ++i) hand.val[i] = value(g, Rank(), i);
+      hand.StartReduce(tributary::Sum{});
       Wait(ctx, vec);
       Wait(ctx, scalar);
+      Wait(ctx, hand);
+      std::vector<double> hand_expect = expect;
+      if (lists > 1)
+        for (std::size_t i = 0; i < n; ++i) {
+          ExactSum s;
+          for (int q = 0; q < Size(); ++q) s.Add(value(g, q, i));
+          hand_expect[i] = s.Round();
+        }
       const bool ok = std::memcmp(vec.val.data(), expect.data(), n * sizeof(double)) == 0 &&
-                      SameBits(scalar.val, expect[static_cast<std::size_t>(g) % n]);
-      EXPECT_TRUE(ok) << "generation " << g;
-      TRIBUTARY_EXPECT_ALL(ok && SameBitsEverywhere(vec.val));
+                      SameBits(scalar.val, expect[static_cast<std::size_t>(g) % n]) &&
+                      std::memcmp(hand.val.data(), hand_expect.data(), n * sizeof(double)) == 0;
+      EXPECT_TRUE(ok) << "generation " << g << ", " << n << " values";
+      TRIBUTARY_EXPECT_ALL(ok && SameBitsEverywhere(vec.val) && SameBitsEverywhere(hand.val));
     }
   }
 }

@@ -34,6 +34,12 @@ bool WidenRangeKernel(const double* x, std::size_t n, std::int64_t* lo, std::int
 bool DepositKernel(const double* x, std::size_t n, int first, int digits, std::uint32_t* records,
                    WindowFit* fit) noexcept;
 
+/// The same, without a check, measuring x[0, n) as WidenRangeKernel does while writing:
+/// where some value does not fit the window (a window agreed before, a guess), the
+/// records are meaningless and the measure says so.
+bool DepositMeasuringKernel(const double* x, std::size_t n, int first, int digits, std::uint32_t* records,
+                            std::int64_t* lo, std::int64_t* hi, bool* special) noexcept;
+
 /// out[k] = record k rounded once to double, for records as DepositKernel writes them.
 bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int digits, double* out) noexcept;
 

@@ -443,16 +443,18 @@ class ReductionBase {
     // A window agreed before, for an allreduce whose data still fits it: no agreement.
     spec.window_guess = have_agreed_ && collective_ == Collective::allreduce ? &agreed_ : nullptr;
     spec.pack = &PackThunk;
+    exact_count_ = count;
+    prepacked_ = false;
+    if constexpr (std::is_same_v<E, double>)
+      if (count >= kPrepackFrom && SingleSource()) spec.prepack = &PrepackThunk;
     if constexpr (kExactCapable) {
       // The records are rounded where they are complete: by Rabenseifner and the ring on
-      // each rank's share before their allgather, else by the core on the whole message.
-      rounded_.resize(count + 1);  // and a speculative generation's count of misfits
+      // each rank's share before their allgather, else by the core on the whole message;
+      // into `val`, or into rounded_ when the records speculate (see Pack).
       spec.finisher.fn = &RoundThunk;
       spec.finisher.state = this;
-      spec.finisher.out = rounded_.data();
       spec.finisher.out_size = sizeof(E);
     }
-    exact_count_ = count;
     layout_.rank = core_->Ctx()->Rank();
     layout_.error_text = &op_error_;
     op_error_.clear();
@@ -466,12 +468,17 @@ class ReductionBase {
   // partials (values added exactly, ExactSum partials merged) as a window record.
   // `speculative`: the window was agreed for an earlier generation; one more record
   // follows, 1 where this rank's data does not fit it (its records are then zero).
-  void* Pack(const WindowNeeds& agreed, bool speculative) {
+  PackedRecords Pack(const WindowNeeds& agreed, bool speculative) {
     if (!speculative) {
       agreed_ = agreed;
       have_agreed_ = true;
     }
-    window_ = WindowFor(agreed.lo, agreed.hi, agreed.terms, agreed.special);
+    const ExactWindow w = WindowFor(agreed.lo, agreed.hi, agreed.terms, agreed.special);
+    const bool kept = prepacked_ && !speculative && w.first == window_.first && w.digits == window_.digits &&
+                      w.flags == window_.flags;
+    prepacked_ = false;
+    if (kept) return {packed_.data(), RoundedTarget(false)};  // written in this window already
+    window_ = w;
     const std::size_t n = exact_count_, words = window_.Words();
     const std::size_t total = n + (speculative ? 1 : 0);
     packed_.resize(sizeof(PackedHeader) + total * window_.RecordBytes());
@@ -482,26 +489,23 @@ class ReductionBase {
     auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
     std::uint32_t* trailer = records + n * words;
     if (speculative) std::fill(trailer, trailer + words, 0u);
+    const PackedRecords done{packed_.data(), RoundedTarget(speculative)};
     const auto misfit = [&] {
       trailer[0] = 1;
       std::fill(records, trailer, 0u);
-      return packed_.data();
+      return done;
     };
     const std::int64_t ranks = core_->Ctx()->Size();
     if (speculative && std::max(1, exact_terms_) * ranks > agreed.terms) return misfit();
     if constexpr (std::is_same_v<E, double>) {
       // One value per element: written (and checked) four at a time where the CPU can.
-      const int lists = core_->Expected();
-      const E* single = exact_source_ ? Traits::Data(*exact_source_)
-                        : !exact_device_ && lists == 1 && !exact_used_[0] ? Traits::Data(slots_[0].value)
-                                                                          : nullptr;
-      if (single) {
+      if (const E* single = SingleSource()) {
         WindowFit fit;
         fit.hi = agreed.hi;
         if (DepositKernel(single, n, window_.first, window_.flags ? 0 : window_.digits, records,
                           speculative ? &fit : nullptr)) {
           if (!fit.fits) return misfit();
-          return packed_.data();
+          return done;
         }
       }
     }
@@ -512,7 +516,65 @@ class ReductionBase {
       if (!fits) return misfit();
     }
     PackRecords(records);
-    return packed_.data();
+    return done;
+  }
+
+  // Large messages of one value per element: the records in the window agreed before,
+  // written while the data is measured for the agreement that follows (Pack keeps them
+  // when it agrees on the same window). No data where the kernels do not take the window.
+  PackedRecords Prepack(const WindowNeeds& guess, WindowNeeds* measured) {
+    if constexpr (std::is_same_v<E, double>) {
+      const ExactWindow w = WindowFor(guess.lo, guess.hi, guess.terms, guess.special);
+      const E* single = SingleSource();
+      if (w.flags || !single) return {};
+      const std::size_t n = exact_count_;
+      packed_.resize(sizeof(PackedHeader) + n * w.RecordBytes());
+      auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
+      WindowNeeds mine = NoBits(exact_terms_);
+      if (!DepositMeasuringKernel(single, n, w.first, w.digits, records, &mine.lo, &mine.hi, &mine.special))
+        return {};
+      PackedHeader header;
+      std::memcpy(packed_.data(), &header, sizeof header);
+      window_ = w;
+      layout_.segments.assign(1, PackedSegment{0, n, window_.RecordBytes(), WindowCombineFor(window_), &window_});
+      layout_.bytes = packed_.size();
+      prepacked_ = true;
+      *measured = mine;
+      return {packed_.data(), RoundedTarget(false)};
+    } else {
+      (void)guess, (void)measured;
+      return {};
+    }
+  }
+  static PackedRecords PrepackThunk(void* self, const WindowNeeds& guess, WindowNeeds* measured) {
+    return static_cast<ReductionBase*>(self)->Prepack(guess, measured);
+  }
+
+  // The values of an exact generation that contributes one per element (a hand-wired start,
+  // or one list of values); null otherwise.
+  const E* SingleSource() const {
+    if (exact_source_) return Traits::Data(*exact_source_);
+    if (exact_device_ || core_->Expected() != 1 || exact_used_[0]) return nullptr;
+    return Traits::Data(slots_[0].value);
+  }
+
+  // Where an exact generation's rounded values go: `val` itself where it receives them and
+  // the records are final once written; otherwise (a speculative generation, which may be
+  // packed again from `val`, or a reduce's other ranks) rounded_, with room for the count of
+  // misfits.
+  void* RoundedTarget(bool speculative) {
+    if constexpr (kExactCapable) {
+      rounded_in_val_ = !speculative && !NotRoot();
+      if (rounded_in_val_) {
+        if constexpr (Traits::dynamic) Traits::Resize(val, exact_count_);
+        return Traits::Data(val);
+      }
+      rounded_.resize(exact_count_ + 1);
+      return rounded_.data();
+    } else {
+      (void)speculative;
+      return nullptr;
+    }
   }
 
   // The records of this rank's partials in window_ (which they fit).
@@ -567,7 +629,7 @@ class ReductionBase {
       (void)records, (void)n, (void)words, (void)lists;
     }
   }
-  static void* PackThunk(void* self, const WindowNeeds& agreed, bool speculative) {
+  static PackedRecords PackThunk(void* self, const WindowNeeds& agreed, bool speculative) {
     return static_cast<ReductionBase*>(self)->Pack(agreed, speculative);
   }
 
@@ -718,9 +780,11 @@ class ReductionBase {
     if (exact_active_) {
       if (!to_val) return;
       const std::size_t count = exact_count_;  // rounded by the schedule or the core
-      if constexpr (Traits::dynamic) Traits::Resize(val, count);
-      if constexpr (kExactCapable)
+      if constexpr (kExactCapable) {
+        if (rounded_in_val_) return;
+        if constexpr (Traits::dynamic) Traits::Resize(val, count);
         if (count) std::memcpy(Traits::Data(val), rounded_.data(), count * sizeof(E));
+      }
       return;
     }
     if (packed_active_) {
@@ -937,6 +1001,11 @@ class ReductionBase {
   std::size_t exact_device_count_ = 0;
   std::size_t exact_count_ = 0;
   int exact_terms_ = 1;  // terms per element on this rank: lists, or 1 (one value or device partial)
+  bool prepacked_ = false;      // the records were written in window_ before the agreement
+  bool rounded_in_val_ = false;  // the finisher writes the rounded values into val
+  // From this many values, an exact allreduce writes and measures its records before the
+  // agreement (Prepack) instead of speculating, and rounds straight into val.
+  static constexpr std::size_t kPrepackFrom = 8192;
   ExactWindow window_;
   WindowNeeds agreed_;       // the last window the ranks agreed on (have_agreed_)
   bool have_agreed_ = false;

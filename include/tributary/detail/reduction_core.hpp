@@ -93,6 +93,13 @@ struct WindowNeeds {
   bool special = false;
 };
 
+/// What an exact-sum pack wrote: the message (it replaces LaunchSpec::data), and where the
+/// rounded values go (the Finisher's output).
+struct PackedRecords {
+  void* data = nullptr;
+  void* rounded = nullptr;
+};
+
 /// Where the network phase of one generation reads and writes.
 struct LaunchSpec {
   Collective collective = Collective::allreduce;
@@ -136,7 +143,12 @@ struct LaunchSpec {
   /// fit (pack checks while it writes, without measuring first). Summed across ranks, a
   /// nonzero count makes every rank agree and pack again.
   const WindowNeeds* window_guess = nullptr;
-  void* (*pack)(void* client, const WindowNeeds& agreed, bool speculative) = nullptr;
+  PackedRecords (*pack)(void* client, const WindowNeeds& agreed, bool speculative) = nullptr;
+  /// Or, where set (large messages): `prepack(client, *window_guess, &measured)` writes the
+  /// records in that window while it measures the data; the agreement then runs on the
+  /// measure, and `pack(client, agreed, false)` keeps the records when the agreed window
+  /// is the same. Returns no data where it cannot (then the core speculates).
+  PackedRecords (*prepack)(void* client, const WindowNeeds& guess, WindowNeeds* measured) = nullptr;
   /// Exact sums: rounds the records into the result (ScheduleArgs::finisher). The schedule
   /// does it where it can; otherwise the core does, on the ranks that receive the result.
   Finisher finisher;
@@ -247,7 +259,11 @@ class ReductionCore {
  private:
   enum class ErrorKind : std::uint8_t { none, usage, remote, mpi, watchdog };
   void StartSchedule();
-  void StartAgreement();
+  void StartAgreement(const WindowNeeds* measured = nullptr);
+  void UsePacked(const PackedRecords& packed) noexcept {
+    spec_.data = packed.data;
+    spec_.finisher.out = packed.rounded;
+  }
   bool SpeculationMissed() const;
   bool AdvanceLocked();
   void Finish();
