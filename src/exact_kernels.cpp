@@ -175,15 +175,30 @@ TRIBUTARY_AVX2 std::size_t Deposit3(const double* x, std::size_t n, int first, s
   return k;
 }
 
-TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, std::size_t n, int first, double* out) {
+// out[k] = record k (with Sum: the sum of records k of `records` and `more`) rounded once.
+template <bool Sum>
+TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, const std::uint32_t* more, std::size_t n, int first,
+                                  double* out) {
   const __m256d scale = _mm256_set1_pd(PowerOfTwo(32 * first - 1074));
   const __m256d two32 = _mm256_set1_pd(PowerOfTwo(32));
   const __m256i low_digit = _mm256_set1_epi64x(0xffffffffLL);
+  const __m256i sign = _mm256_set1_epi64x(std::numeric_limits<std::int64_t>::min());
+  const __m256i even_dwords = _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0);
   std::size_t k = 0;
   for (; k + 4 <= n; k += 4) {
     __m256i low;
     __m128i high;
     LoadRecords3(records + 3 * k, &low, &high);
+    if constexpr (Sum) {  // 64-bit additions; their carries (unsigned, through the sign bit) go up
+      __m256i low_more;
+      __m128i high_more;
+      LoadRecords3(more + 3 * k, &low_more, &high_more);
+      const __m256i sum = _mm256_add_epi64(low, low_more);
+      const __m256i carry = _mm256_cmpgt_epi64(_mm256_xor_si256(low, sign), _mm256_xor_si256(sum, sign));  // -1
+      high = _mm_sub_epi32(_mm_add_epi32(high, high_more),
+                           _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(carry, even_dwords)));
+      low = sum;
+    }
     const __m256d d0 = FromUint32(_mm256_and_si256(low, low_digit));
     const __m256d d1 = FromUint32(_mm256_srli_epi64(low, 32));
     const __m256d top = _mm256_mul_pd(_mm256_cvtepi32_pd(high), two32);  // d2 2^32, exact
@@ -200,7 +215,7 @@ TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, std::size_t n, i
 
 // The same eight at a time (AVX-512F and DQ): two-source permutes build the 12-byte
 // records, and the checks are mask registers.
-#define TRIBUTARY_AVX512 __attribute__((target("avx2,fma,avx512f,avx512dq")))
+#define TRIBUTARY_AVX512 __attribute__((target("avx2,fma,avx512f,avx512dq,avx512vl")))
 
 template <int Mode>
 TRIBUTARY_AVX512 std::size_t Deposit3Wide(const double* x, std::size_t n, int first, std::uint32_t* records,
@@ -269,20 +284,38 @@ TRIBUTARY_AVX512 std::size_t Deposit3Wide(const double* x, std::size_t n, int fi
   return k;
 }
 
-TRIBUTARY_AVX512 std::size_t Round3Wide(const std::uint32_t* records, std::size_t n, int first, double* out) {
-  const __m512d scale = _mm512_set1_pd(PowerOfTwo(32 * first - 1074));
-  const __m512d two32 = _mm512_set1_pd(PowerOfTwo(32));
-  const __m512i low_digit = _mm512_set1_epi64(0xffffffffLL);
+// Eight records: their low 64 bits and their top digits (8 x int32).
+TRIBUTARY_AVX512 inline void LoadRecords3Wide(const std::uint32_t* in, __m512i* low, __m256i* high) {
   // From 24 dwords (16 + 8): the low 64 bits of record r at dwords 3r, 3r + 1; its top digit at 3r + 2.
   const __m512i low_from = _mm512_setr_epi32(0, 1, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 18, 19, 21, 22);
   const __m512i high_from = _mm512_setr_epi32(2, 5, 8, 11, 14, 17, 20, 23, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i a = _mm512_loadu_si512(in);
+  const __m512i b = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 16)));
+  *low = _mm512_permutex2var_epi32(a, low_from, b);
+  *high = _mm512_castsi512_si256(_mm512_permutex2var_epi32(a, high_from, b));
+}
+
+template <bool Sum>
+TRIBUTARY_AVX512 std::size_t Round3Wide(const std::uint32_t* records, const std::uint32_t* more, std::size_t n,
+                                        int first, double* out) {
+  const __m512d scale = _mm512_set1_pd(PowerOfTwo(32 * first - 1074));
+  const __m512d two32 = _mm512_set1_pd(PowerOfTwo(32));
+  const __m512i low_digit = _mm512_set1_epi64(0xffffffffLL);
+  const __m256i one = _mm256_set1_epi32(1);
   std::size_t k = 0;
   for (; k + 8 <= n; k += 8) {
-    const std::uint32_t* in = records + 3 * k;
-    const __m512i a = _mm512_loadu_si512(in);
-    const __m512i b = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 16)));
-    const __m512i low = _mm512_permutex2var_epi32(a, low_from, b);
-    const __m256i high = _mm512_castsi512_si256(_mm512_permutex2var_epi32(a, high_from, b));
+    __m512i low;
+    __m256i high;
+    LoadRecords3Wide(records + 3 * k, &low, &high);
+    if constexpr (Sum) {
+      __m512i low_more;
+      __m256i high_more;
+      LoadRecords3Wide(more + 3 * k, &low_more, &high_more);
+      const __m512i sum = _mm512_add_epi64(low, low_more);
+      high = _mm256_add_epi32(high, high_more);
+      high = _mm256_mask_add_epi32(high, _mm512_cmplt_epu64_mask(sum, low), high, one);
+      low = sum;
+    }
     const __m512d d0 = _mm512_cvtepu64_pd(_mm512_and_si512(low, low_digit));
     const __m512d d1 = _mm512_cvtepu64_pd(_mm512_srli_epi64(low, 32));
     const __m512d top = _mm512_mul_pd(_mm512_cvtepi32_pd(high), two32);
@@ -339,7 +372,8 @@ bool HaveAvx2() noexcept {
 }
 
 bool HaveAvx512() noexcept {
-  static const bool have = HaveAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  static const bool have = HaveAvx2() && __builtin_cpu_supports("avx512f") &&
+                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
   return have;
 }
 
@@ -430,16 +464,41 @@ bool DepositMeasuringKernel(const double* x, std::size_t n, int first, int digit
 #endif
 }
 
+namespace {
+#if TRIBUTARY_EXACT_AVX2
+template <bool Sum>
+void Round(const std::uint32_t* records, const std::uint32_t* more, std::size_t n, int first, double* out) {
+  std::size_t done = n >= kWideFrom && HaveAvx512() ? Round3Wide<Sum>(records, more, n, first, out) : 0;
+  done += Round3<Sum>(records + 3 * done, Sum ? more + 3 * done : nullptr, n - done, first, out + done);
+  using Form = ShortForm<3, false>;
+  for (std::size_t k = done; k < n; ++k) {
+    std::uint32_t record[3] = {records[3 * k], records[3 * k + 1], records[3 * k + 2]};
+    if (Sum) ShortCombine<Form>(nullptr, more + 3 * k, record, 1);
+    out[k] = RoundShort<double, Form>(record, first);
+  }
+}
+#endif
+}  // namespace
+
 bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int digits, double* out) noexcept {
 #if TRIBUTARY_EXACT_AVX2
   if (!HaveAvx2() || !KernelWindow(first, digits)) return false;
-  std::size_t done = n >= kWideFrom && HaveAvx512() ? Round3Wide(records, n, first, out) : 0;
-  done += Round3(records + 3 * done, n - done, first, out + done);
-  for (std::size_t k = done; k < n; ++k)
-    out[k] = RoundShort<double, ShortForm<3, false>>(records + 3 * k, first);
+  Round<false>(records, nullptr, n, first, out);
   return true;
 #else
   (void)records, (void)n, (void)first, (void)digits, (void)out;
+  return false;
+#endif
+}
+
+bool RoundSumKernel(const std::uint32_t* a, const std::uint32_t* b, std::size_t n, int first, int digits,
+                    double* out) noexcept {
+#if TRIBUTARY_EXACT_AVX2
+  if (!HaveAvx2() || !KernelWindow(first, digits)) return false;
+  Round<true>(a, b, n, first, out);
+  return true;
+#else
+  (void)a, (void)b, (void)n, (void)first, (void)digits, (void)out;
   return false;
 #endif
 }

@@ -42,6 +42,16 @@ void P2PSchedule::FinishRange(std::size_t lo, std::size_t n) const {
   if (n) f.fn(f.state, Data() + Bytes(lo), static_cast<unsigned char*>(f.out) + f.out_size * lo, lo, n);
 }
 
+void P2PSchedule::CombineAndFinish(const void* in, std::size_t lo, std::size_t n) const {
+  const Finisher& f = args_.finisher;
+  if (n == 0) return;
+  if (f.combine_fn &&
+      f.combine_fn(f.state, in, Data() + Bytes(lo), static_cast<unsigned char*>(f.out) + f.out_size * lo, lo, n))
+    return;
+  Combine(in, Data() + Bytes(lo), n);
+  FinishRange(lo, n);
+}
+
 unsigned char* P2PSchedule::Scratch(std::size_t bytes) {
   if (scratch_.size() < bytes) scratch_.resize(bytes);
   return scratch_.data();
@@ -617,7 +627,11 @@ bool RabenseifnerSchedule::Progress() {
       case Step::scatter: {
         const std::size_t n = keep_hi_ - keep_lo_;
         unsigned char* mine = Data() + Bytes(keep_lo_);
-        if (partner_ < rank_ || args_.payload.commutative) {
+        // The last halving completes this rank's range: finished in the same pass.
+        const bool completes = finishing_ && args_.payload.commutative && (mask_ << 1) >= pof2_;
+        if (completes) {
+          CombineAndFinish(scratch_.data(), keep_lo_, n);
+        } else if (partner_ < rank_ || args_.payload.commutative) {
           Combine(scratch_.data(), mine, n);  // mine = partner ∘ mine
         } else {
           Combine(mine, scratch_.data(), n);  // scratch = mine ∘ partner
@@ -629,7 +643,7 @@ bool RabenseifnerSchedule::Progress() {
         if (mask_ < pof2_) {
           PostScatter();
         } else {  // this rank's range is complete: finished here, gathered finished
-          if (finishing_) FinishRange(lo_, hi_ - lo_);
+          if (finishing_ && !completes) FinishRange(lo_, hi_ - lo_);
           step_ = Step::gather;
           mask_ = pof2_ >> 1;
           PostGather();
@@ -756,7 +770,10 @@ bool RingSchedule::Progress() {
       if (combined_ >= posted_ || !Done(&recv_[slot])) return false;
       std::size_t begin = 0, n = 0;
       ItemRange(combined_, true, &begin, &n);
-      Combine(scratch_.data() + Bytes(seg_elems_) * slot, Data() + Bytes(begin), n);
+      if (finishing_ && combined_ >= items_ - nseg_)  // the last step completes this rank's chunk
+        CombineAndFinish(scratch_.data() + Bytes(seg_elems_) * slot, begin, n);
+      else
+        Combine(scratch_.data() + Bytes(seg_elems_) * slot, Data() + Bytes(begin), n);
       ++combined_;
     }
     // Every reduce-scatter send must be done before the allgather overwrites chunks.
@@ -764,9 +781,7 @@ bool RingSchedule::Progress() {
       if (!Done(&send_[i])) return false;
     gathering_ = true;
     step_ = 0;
-    const int mine = Mod(rank_ + 1);  // the chunk this rank completed
-    if (finishing_) FinishRange(ChunkBegin(mine), ChunkSize(mine));
-    PostGatherStep();
+    PostGatherStep();  // of completed (and, finishing, finished) chunks
   }
   for (;;) {
     if (step_ >= size_ - 1) return true;

@@ -35,6 +35,9 @@ class P2PSchedule : public Schedule {
   }
   /// Finishes elements [lo, lo + n) of the data into the finisher's output.
   void FinishRange(std::size_t lo, std::size_t n) const;
+  /// The last combine of elements [lo, lo + n): `in` ∘ data, finished into the output (in
+  /// one pass where the finisher can; the data is scratch afterwards). Commutative only.
+  void CombineAndFinish(const void* in, std::size_t lo, std::size_t n) const;
   /// inout = in ∘ inout over `n` elements (in: the lower ranks' operand).
   void Combine(const void* in, void* inout, std::size_t n) const;
   /// acc = acc ∘ other (acc holds the lower ranks), leaving the result in *acc: in place

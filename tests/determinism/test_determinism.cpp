@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -103,6 +104,19 @@ bool MatchElementByElement(std::mt19937_64& rng, const std::vector<double>& x) {
   EXPECT_EQ(mlo, lo);
   EXPECT_EQ(mhi, hi);
   EXPECT_EQ(mspecial, special);
+  // Pairs of records added and rounded in one pass, as a combine and a rounding do.
+  std::vector<std::uint32_t> other(3 * n);
+  for (std::size_t i = 0; i < 3 * n; ++i) other[i] = expected[(i + 3) % (3 * n)] ^ (i % 3 == 0 ? 0xfffu : 0u);
+  std::vector<double> summed(n);
+  EXPECT_TRUE(d::RoundSumKernel(expected.data(), other.data(), n, w.first, 3, summed.data()));
+  for (std::size_t k = 0; k < n; ++k) {
+    std::uint32_t sum[3] = {other[3 * k], other[3 * k + 1], other[3 * k + 2]};
+    d::ShortCombine<Form>(nullptr, expected.data() + 3 * k, sum, 1);
+    if (!SameBits(summed[k], d::RoundShort<double, Form>(sum, w.first))) {
+      ADD_FAILURE() << "sum of records " << k << " of " << n << " in the window from digit " << w.first;
+      break;
+    }
+  }
   // Sums of records (carries between digits, negative totals), rounded both ways.
   for (std::size_t k = 1; k < n; ++k)
     d::ShortCombine<Form>(nullptr, expected.data() + 3 * (k - 1), expected.data() + 3 * k, 1);
@@ -453,11 +467,16 @@ std::string ErrorOf(const std::function<void()>& f) {
 // the result is still the exact sum. Generations alternate between fitting and not.
 // Short vectors reuse the window speculatively; long ones (from 8192 values) write their
 // records in it while measuring, then agree; a hand-wired start rounds into its own input.
+// Rabenseifner and the ring (forced as well as chosen) round their own share of the
+// records, also a speculative generation's count of misfits.
 TEST(RankCountIndependent, LaterGenerationsReuseTheAgreedWindowUntilTheDataOutgrowIt) {
+  const std::optional<ScheduleKind> schedules[] = {std::nullopt, ScheduleKind::rabenseifner, ScheduleKind::ring};
+  for (const std::optional<ScheduleKind>& schedule : schedules)
   for (tributary::DebugLevel debug : {tributary::DebugLevel::none, tributary::DebugLevel::basic})
   for (const std::size_t n : {std::size_t(5), std::size_t(9001)}) {
     tributary::ContextOptions o = Independent();
     o.debug = debug;
+    o.allreduce_schedule = schedule;
     tributary::Context ctx(o);
     tributary::AllReduce<std::vector<double>> vec(ctx, "window reused");
     tributary::AllReduce<std::vector<double>> hand(ctx, "hand-wired window reused");
@@ -516,7 +535,8 @@ TEST(RankCountIndependent, LaterGenerationsReuseTheAgreedWindowUntilTheDataOutgr
       const bool ok = std::memcmp(vec.val.data(), expect.data(), n * sizeof(double)) == 0 &&
                       SameBits(scalar.val, expect[static_cast<std::size_t>(g) % n]) &&
                       std::memcmp(hand.val.data(), hand_expect.data(), n * sizeof(double)) == 0;
-      EXPECT_TRUE(ok) << "generation " << g << ", " << n << " values";
+      EXPECT_TRUE(ok) << "generation " << g << ", " << n << " values, "
+                      << (schedule ? tributary::ToString(*schedule) : "chosen schedule");
       TRIBUTARY_EXPECT_ALL(ok && SameBitsEverywhere(vec.val) && SameBitsEverywhere(hand.val));
     }
   }

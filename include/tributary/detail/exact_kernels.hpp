@@ -43,4 +43,9 @@ bool DepositMeasuringKernel(const double* x, std::size_t n, int first, int digit
 /// out[k] = record k rounded once to double, for records as DepositKernel writes them.
 bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int digits, double* out) noexcept;
 
+/// out[k] = the sum of records k of `a` and `b` rounded once (a combine and a rounding in
+/// one pass, for the last combine of a schedule that finishes its elements).
+bool RoundSumKernel(const std::uint32_t* a, const std::uint32_t* b, std::size_t n, int first, int digits,
+                    double* out) noexcept;
+
 }  // namespace tributary::detail

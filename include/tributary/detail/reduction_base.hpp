@@ -452,6 +452,7 @@ class ReductionBase {
       // each rank's share before their allgather, else by the core on the whole message;
       // into `val`, or into rounded_ when the records speculate (see Pack).
       spec.finisher.fn = &RoundThunk;
+      spec.finisher.combine_fn = &RoundSumThunk;
       spec.finisher.state = this;
       spec.finisher.out_size = sizeof(E);
     }
@@ -635,6 +636,29 @@ class ReductionBase {
 
   // The Finisher of window records: records [first, first + count) rounded once to E; a
   // speculative generation's last record (its count of misfits) is copied as it is.
+  // The Finisher's combine and rounding in one pass (three-digit records of doubles, where the
+  // CPU has the kernels); false otherwise, before writing anything.
+  static bool RoundSumThunk(const void* self, const void* in, const void* inout, void* out, std::size_t first,
+                            std::size_t count) noexcept {
+    if constexpr (std::is_same_v<E, double>) {
+      const auto& me = *static_cast<const ReductionBase*>(self);
+      const ExactWindow w = me.window_;
+      const auto* a = static_cast<const std::uint32_t*>(in);
+      const auto* b = static_cast<const std::uint32_t*>(inout);
+      const bool trailer = first + count > me.exact_count_;
+      if (trailer) --count;
+      if (!RoundSumKernel(a, b, count, w.first, w.flags ? 0 : w.digits, static_cast<E*>(out))) return false;
+      if (trailer) {  // the count of misfits: the low digits' sum
+        const std::uint32_t misfits = a[count * w.Words()] + b[count * w.Words()];
+        std::memcpy(static_cast<E*>(out) + count, &misfits, sizeof misfits);
+      }
+      return true;
+    } else {
+      (void)self, (void)in, (void)inout, (void)out, (void)first, (void)count;
+      return false;
+    }
+  }
+
   static void RoundThunk(const void* self, const void* in, void* out, std::size_t first,
                          std::size_t count) noexcept {
     if constexpr (kExactCapable) {

@@ -100,6 +100,11 @@ struct Finisher {
   const void* state = nullptr;
   void* out = nullptr;         ///< payload.count finished elements.
   std::size_t out_size = 0;    ///< Bytes per finished element.
+  /// Optional, for an element's last combine: out[i] = finished (in[i] ∘ inout[i]) in one
+  /// pass, for `count` elements from index `first`; false where it cannot (nothing is
+  /// written; the schedule then combines and finishes).
+  bool (*combine_fn)(const void* state, const void* in, const void* inout, void* out, std::size_t first,
+                     std::size_t count) = nullptr;
   explicit operator bool() const noexcept { return fn != nullptr; }
 };
 
