@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 #include "tributary/detail/exactness.hpp"
@@ -62,7 +63,14 @@ struct Extremes {
   }
 };
 
-double PowerOfTwo(int e) { return std::ldexp(1.0, e); }
+// 2^e from its bits (normal exponents; the kernels' windows keep them so), else ldexp.
+double PowerOfTwo(int e) {
+  if (e < -1022 || e > 1023) return std::ldexp(1.0, e);
+  const std::uint64_t bits = static_cast<std::uint64_t>(e + 1023) << 52;
+  double x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
 
 #if TRIBUTARY_EXACT_AVX2
 
@@ -327,6 +335,110 @@ TRIBUTARY_AVX512 std::size_t Round3Wide(const std::uint32_t* records, const std:
   return k;
 }
 
+// Four at a time with AVX-512's 256-bit forms (no start-up of the wide units): one
+// two-source permute builds or splits the records, and the checks are masks.
+template <int Mode>
+TRIBUTARY_AVX512 std::size_t Deposit3Narrow(const double* x, std::size_t n, int first, std::uint32_t* records,
+                                            WindowFit* fit, Extremes* seen) {
+  constexpr bool Check = Mode == kCheck;
+  const __m256d scale = _mm256_set1_pd(PowerOfTwo(1074 - 32 * first));
+  const __m256d below64 = _mm256_set1_pd(PowerOfTwo(-64)), two64 = _mm256_set1_pd(PowerOfTwo(64));
+  const __m256d below32 = _mm256_set1_pd(PowerOfTwo(-32)), two32 = _mm256_set1_pd(PowerOfTwo(32));
+  const __m256d magic = _mm256_set1_pd(kMagic);
+  const __m256i magic_bits = _mm256_set1_epi64x(0x4338000000000000LL);
+  const __m256d zero = _mm256_setzero_pd();
+  const __m256d top = _mm256_set1_pd(Check ? (fit->hi - 1073 > 1023 ? std::numeric_limits<double>::infinity()
+                                                                      : PowerOfTwo(static_cast<int>(fit->hi) - 1073))
+                                           : 0.0);
+  const __m256d bottom = _mm256_set1_pd(PowerOfTwo(32 * first - 1074));
+  const __m256d max = _mm256_set1_pd(std::numeric_limits<double>::max());
+  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  // Record r: dwords 2r, 2r + 1 of `low`, then dword 2r of `high` (index 8 + 2r of the pair).
+  const __m256i first8 = _mm256_setr_epi32(0, 1, 8, 2, 3, 10, 4, 5);
+  const __m256i last4 = _mm256_setr_epi32(12, 6, 7, 14, 0, 0, 0, 0);
+  const __m256i one = _mm256_set1_epi64x(1);
+  __m256d smallest = _mm256_set1_pd(std::numeric_limits<double>::infinity()), largest = zero;
+  __mmask8 bad = 0;
+  std::size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const __m256d v = _mm256_loadu_pd(x + k);
+    const __m256d a = _mm256_mul_pd(v, scale);
+    const __m256d u2 = _mm256_fmadd_pd(a, below64, magic);  // a 2^-64 is exact: one rounding
+    const __m256d r1 = _mm256_fnmadd_pd(_mm256_sub_pd(u2, magic), two64, a);
+    const __m256d u1 = _mm256_fmadd_pd(r1, below32, magic);
+    const __m256d r0 = _mm256_fnmadd_pd(_mm256_sub_pd(u1, magic), two32, r1);
+    const __m256d u0 = _mm256_add_pd(r0, magic);
+    const __m256i d2 = _mm256_sub_epi64(_mm256_castpd_si256(u2), magic_bits);
+    const __m256i d1 = _mm256_sub_epi64(_mm256_castpd_si256(u1), magic_bits);
+    const __m256i d0 = _mm256_sub_epi64(_mm256_castpd_si256(u0), magic_bits);
+    const __m256i low = _mm256_add_epi64(_mm256_slli_epi64(d1, 32), d0);
+    const __m256i high = _mm256_mask_sub_epi64(d2, _mm256_cmp_pd_mask(r1, zero, _CMP_LT_OQ), d2, one);
+    std::uint32_t* out = records + 3 * k;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permutex2var_epi32(low, first8, high));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8),
+                     _mm256_castsi256_si128(_mm256_permutex2var_epi32(low, last4, high)));
+    if constexpr (Check) {
+      const __m256d mag = _mm256_and_pd(v, magnitude);
+      bad |= _mm256_cmp_pd_mask(mag, top, _CMP_NLT_UQ);  // NaN too
+      bad |= _mm256_mask_cmp_pd_mask(_mm256_cmp_pd_mask(mag, zero, _CMP_NEQ_OQ), mag, bottom, _CMP_LT_OQ);
+      bad |= _mm256_cmp_pd_mask(r0, _mm256_sub_pd(u0, magic), _CMP_NEQ_UQ);
+    }
+    if constexpr (Mode == kMeasure) {
+      const __m256d mag = _mm256_and_pd(v, magnitude);
+      const __mmask8 finite = _mm256_cmp_pd_mask(mag, max, _CMP_LE_OQ);
+      bad |= static_cast<__mmask8>(~finite & 0xf);
+      smallest = _mm256_mask_min_pd(smallest, _mm256_mask_cmp_pd_mask(finite, mag, zero, _CMP_NEQ_OQ), smallest, mag);
+      largest = _mm256_mask_max_pd(largest, finite, largest, mag);
+    }
+  }
+  if constexpr (Check)
+    if (bad) fit->fits = false;
+  if constexpr (Mode == kMeasure) {
+    double s4[4], l4[4];
+    _mm256_storeu_pd(s4, smallest);
+    _mm256_storeu_pd(l4, largest);
+    for (int j = 0; j < 4; ++j) seen->Add(s4[j], l4[j]);
+    seen->special |= bad != 0;
+  }
+  return k;
+}
+
+template <bool Sum>
+TRIBUTARY_AVX512 std::size_t Round3Narrow(const std::uint32_t* records, const std::uint32_t* more, std::size_t n,
+                                          int first, double* out) {
+  const __m256d scale = _mm256_set1_pd(PowerOfTwo(32 * first - 1074));
+  const __m256d two32 = _mm256_set1_pd(PowerOfTwo(32));
+  const __m256i low_digit = _mm256_set1_epi64x(0xffffffffLL);
+  const __m256i low_from = _mm256_setr_epi32(0, 1, 3, 4, 6, 7, 9, 10);
+  const __m256i high_from = _mm256_setr_epi32(2, 5, 8, 11, 0, 0, 0, 0);
+  const __m128i one = _mm_set1_epi32(1);
+  std::size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const std::uint32_t* in = records + 3 * k;
+    const __m256i a8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
+    const __m256i a4 = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 8)));
+    __m256i low = _mm256_permutex2var_epi32(a8, low_from, a4);
+    __m128i high = _mm256_castsi256_si128(_mm256_permutex2var_epi32(a8, high_from, a4));
+    if constexpr (Sum) {
+      const std::uint32_t* in_more = more + 3 * k;
+      const __m256i b8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in_more));
+      const __m256i b4 = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in_more + 8)));
+      const __m256i sum = _mm256_add_epi64(low, _mm256_permutex2var_epi32(b8, low_from, b4));
+      high = _mm_add_epi32(high, _mm256_castsi256_si128(_mm256_permutex2var_epi32(b8, high_from, b4)));
+      high = _mm_mask_add_epi32(high, _mm256_cmplt_epu64_mask(sum, low), high, one);
+      low = sum;
+    }
+    const __m256d d0 = _mm256_cvtepu64_pd(_mm256_and_si256(low, low_digit));
+    const __m256d d1 = _mm256_cvtepu64_pd(_mm256_srli_epi64(low, 32));
+    const __m256d top = _mm256_mul_pd(_mm256_cvtepi32_pd(high), two32);
+    const __m256d t = _mm256_add_pd(top, d1);  // as in Round3
+    const __m256d err = _mm256_sub_pd(d1, _mm256_sub_pd(t, top));
+    const __m256d v = _mm256_fmadd_pd(t, two32, _mm256_fmadd_pd(err, two32, d0));
+    _mm256_storeu_pd(out + k, _mm256_mul_pd(v, scale));
+  }
+  return k;
+}
+
 #undef TRIBUTARY_AVX512
 
 // The extremes of x[0, n): four accumulators of four lanes each.
@@ -366,26 +478,39 @@ TRIBUTARY_AVX2 void Scan(const double* x, std::size_t n, Extremes* seen) {
 
 #undef TRIBUTARY_AVX2
 
-bool HaveAvx2() noexcept {
-  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return have;
-}
-
-bool HaveAvx512() noexcept {
-  static const bool have = HaveAvx2() && __builtin_cpu_supports("avx512f") &&
-                           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  return have;
+ExactKernelLevel CpuLevel() noexcept {
+  static const ExactKernelLevel level =
+      !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? ExactKernelLevel::none
+      : __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+              __builtin_cpu_supports("avx512vl")
+          ? ExactKernelLevel::avx512
+          : ExactKernelLevel::avx2;
+  return level;
 }
 
 #else
 
-bool HaveAvx2() noexcept { return false; }
+ExactKernelLevel CpuLevel() noexcept { return ExactKernelLevel::none; }
 
 #endif
+
+std::atomic<int> level_limit{static_cast<int>(ExactKernelLevel::avx512)};
+
+ExactKernelLevel Level() noexcept {
+  return static_cast<ExactKernelLevel>(
+      std::min(static_cast<int>(CpuLevel()), level_limit.load(std::memory_order_relaxed)));
+}
+bool HaveAvx2() noexcept { return Level() >= ExactKernelLevel::avx2; }
+[[maybe_unused]] bool HaveAvx512() noexcept { return Level() >= ExactKernelLevel::avx512; }
 
 }  // namespace
 
 bool ExactKernelsAvailable() noexcept { return HaveAvx2(); }
+
+ExactKernelLevel LimitExactKernels(ExactKernelLevel limit) noexcept {
+  level_limit.store(static_cast<int>(limit), std::memory_order_relaxed);
+  return Level();
+}
 
 
 bool WidenRangeKernel(const double* x, std::size_t n, std::int64_t* lo, std::int64_t* hi,
@@ -408,7 +533,9 @@ namespace {
 template <int Mode>
 void Deposit(const double* x, std::size_t n, int first, std::uint32_t* records, WindowFit* fit, Extremes* seen) {
   std::size_t done = n >= kWideFrom && HaveAvx512() ? Deposit3Wide<Mode>(x, n, first, records, fit, seen) : 0;
-  done += Deposit3<Mode>(x + done, n - done, first, records + 3 * done, fit, seen);
+  if (n - done >= 4)  // (the vector loops' set-up is not worth it for fewer)
+    done += HaveAvx512() ? Deposit3Narrow<Mode>(x + done, n - done, first, records + 3 * done, fit, seen)
+                         : Deposit3<Mode>(x + done, n - done, first, records + 3 * done, fit, seen);
   // The last n mod 4 values one by one (the same records).
   ExactWindow w;
   w.first = first;
@@ -469,7 +596,10 @@ namespace {
 template <bool Sum>
 void Round(const std::uint32_t* records, const std::uint32_t* more, std::size_t n, int first, double* out) {
   std::size_t done = n >= kWideFrom && HaveAvx512() ? Round3Wide<Sum>(records, more, n, first, out) : 0;
-  done += Round3<Sum>(records + 3 * done, Sum ? more + 3 * done : nullptr, n - done, first, out + done);
+  const std::uint32_t* more_rest = Sum ? more + 3 * done : nullptr;
+  if (n - done >= 4)
+    done += HaveAvx512() ? Round3Narrow<Sum>(records + 3 * done, more_rest, n - done, first, out + done)
+                         : Round3<Sum>(records + 3 * done, more_rest, n - done, first, out + done);
   using Form = ShortForm<3, false>;
   for (std::size_t k = done; k < n; ++k) {
     std::uint32_t record[3] = {records[3 * k], records[3 * k + 1], records[3 * k + 2]};

@@ -161,8 +161,11 @@ bool MatchElementByElement(std::mt19937_64& rng, const std::vector<double>& x) {
 }  // namespace kernels
 
 TEST(ExactKernels, WriteCheckAndRoundRecordsAsTheElementByElementCode) {
-  if (!tributary::detail::ExactKernelsAvailable())
-    GTEST_SKIP() << "no AVX2 and FMA here: the element-by-element code runs";
+  namespace d = tributary::detail;
+  if (!d::ExactKernelsAvailable()) GTEST_SKIP() << "no AVX2 and FMA here: the element-by-element code runs";
+  for (const d::ExactKernelLevel level : {d::ExactKernelLevel::avx2, d::ExactKernelLevel::avx512}) {
+  if (d::LimitExactKernels(level) != level) continue;  // not on this CPU
+  SCOPED_TRACE(level == d::ExactKernelLevel::avx2 ? "AVX2" : "AVX-512");
   std::mt19937_64 rng(20261123);
   int windows = 0;
   for (int trial = 0; trial < 3000 && !HasFailure(); ++trial) {
@@ -177,6 +180,8 @@ TEST(ExactKernels, WriteCheckAndRoundRecordsAsTheElementByElementCode) {
     if (kernels::MatchElementByElement(rng, kernels::Values(rng, 20000 + 9 * trial, 7 * trial - 40, 2, true)))
       ++long_windows;
   EXPECT_GE(long_windows, 4);
+  }
+  d::LimitExactKernels(d::ExactKernelLevel::avx512);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -22,6 +22,13 @@ struct WindowFit {
 /// True when the kernels run here (x86-64 with AVX2 and FMA).
 bool ExactKernelsAvailable() noexcept;
 
+/// The instruction sets the kernels use: AVX2 and FMA; with AVX-512 (F, DQ, VL) also its
+/// 256-bit forms, and its 512-bit ones from 16384 values.
+enum class ExactKernelLevel { none, avx2, avx512 };
+/// Keeps the kernels at or below `limit` (tests run each level the CPU has); returns the
+/// level they now use.
+ExactKernelLevel LimitExactKernels(ExactKernelLevel limit) noexcept;
+
 /// The lowest and highest bit of the finite nonzero values among x[0, n) (units of 2^-1074;
 /// *lo and *hi are lowered and raised, as WidenRange does) and whether one is a NaN or an
 /// infinity.
