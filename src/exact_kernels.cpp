@@ -31,6 +31,8 @@ namespace tributary::detail {
 
 namespace {
 
+#if TRIBUTARY_EXACT_AVX2
+
 // The windows the kernels take: three digits, and scalings that stay normal doubles.
 bool KernelWindow(int first, int digits) { return digits == 3 && first >= 2 && first <= 60; }
 
@@ -71,8 +73,6 @@ double PowerOfTwo(int e) {
   std::memcpy(&x, &bits, sizeof x);
   return x;
 }
-
-#if TRIBUTARY_EXACT_AVX2
 
 #define TRIBUTARY_AVX2 __attribute__((target("avx2,fma")))
 
