@@ -479,15 +479,8 @@ class ReductionBase {
                       w.flags == window_.flags;
     prepacked_ = false;
     if (kept) return {packed_.data(), RoundedTarget(false)};  // written in this window already
-    window_ = w;
-    const std::size_t n = exact_count_, words = window_.Words();
-    const std::size_t total = n + (speculative ? 1 : 0);
-    packed_.resize(sizeof(PackedHeader) + total * window_.RecordBytes());
-    PackedHeader header;
-    std::memcpy(packed_.data(), &header, sizeof header);
-    layout_.segments.assign(1, PackedSegment{0, total, window_.RecordBytes(), WindowCombineFor(window_), &window_});
-    layout_.bytes = packed_.size();
-    auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
+    const std::size_t n = exact_count_, words = w.Words();
+    std::uint32_t* records = RecordsFor(w, n + (speculative ? 1 : 0));
     std::uint32_t* trailer = records + n * words;
     if (speculative) std::fill(trailer, trailer + words, 0u);
     const PackedRecords done{packed_.data(), RoundedTarget(speculative)};
@@ -529,16 +522,10 @@ class ReductionBase {
       const E* single = SingleSource();
       if (w.flags || !single) return {};
       const std::size_t n = exact_count_;
-      packed_.resize(sizeof(PackedHeader) + n * w.RecordBytes());
-      auto* records = reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
+      std::uint32_t* records = RecordsFor(w, n);
       WindowNeeds mine = NoBits(exact_terms_);
       if (!DepositMeasuringKernel(single, n, w.first, w.digits, records, &mine.lo, &mine.hi, &mine.special))
         return {};
-      PackedHeader header;
-      std::memcpy(packed_.data(), &header, sizeof header);
-      window_ = w;
-      layout_.segments.assign(1, PackedSegment{0, n, window_.RecordBytes(), WindowCombineFor(window_), &window_});
-      layout_.bytes = packed_.size();
       prepacked_ = true;
       *measured = mine;
       return {packed_.data(), RoundedTarget(false)};
@@ -549,6 +536,18 @@ class ReductionBase {
   }
   static PackedRecords PrepackThunk(void* self, const WindowNeeds& guess, WindowNeeds* measured) {
     return static_cast<ReductionBase*>(self)->Prepack(guess, measured);
+  }
+
+  // Sizes the message for `count` records of window `w` (after the header) and describes
+  // it; returns where the records go.
+  std::uint32_t* RecordsFor(const ExactWindow& w, std::size_t count) {
+    window_ = w;
+    packed_.resize(sizeof(PackedHeader) + count * window_.RecordBytes());
+    PackedHeader header;
+    std::memcpy(packed_.data(), &header, sizeof header);
+    layout_.segments.assign(1, PackedSegment{0, count, window_.RecordBytes(), WindowCombineFor(window_), &window_});
+    layout_.bytes = packed_.size();
+    return reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
   }
 
   // The values of an exact generation that contributes one per element (a hand-wired start,
@@ -634,8 +633,6 @@ class ReductionBase {
     return static_cast<ReductionBase*>(self)->Pack(agreed, speculative);
   }
 
-  // The Finisher of window records: records [first, first + count) rounded once to E; a
-  // speculative generation's last record (its count of misfits) is copied as it is.
   // The Finisher's combine and rounding in one pass (three-digit records of doubles, where the
   // CPU has the kernels); false otherwise, before writing anything.
   static bool RoundSumThunk(const void* self, const void* in, const void* inout, void* out, std::size_t first,
@@ -659,6 +656,8 @@ class ReductionBase {
     }
   }
 
+  // The Finisher of window records: records [first, first + count) rounded once to E; a
+  // speculative generation's last record (its count of misfits) is copied as it is.
   static void RoundThunk(const void* self, const void* in, void* out, std::size_t first,
                          std::size_t count) noexcept {
     if constexpr (kExactCapable) {
@@ -1010,7 +1009,7 @@ class ReductionBase {
   std::vector<Slot> slots_;
   T work_{};
   std::vector<unsigned char> packed_;
-  std::vector<E> rounded_;  // an exact generation's rounded result (LaunchExact)
+  std::vector<E> rounded_;  // an exact generation's rounded result where not val (RoundedTarget)
   PackedLayout layout_;
   std::string op_error_;
   Collective collective_ = Collective::allreduce;
