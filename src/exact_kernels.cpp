@@ -79,8 +79,22 @@ double PowerOfTwo(int e) {
 // Adding 1.5 · 2^52 rounds a double below 2^51 in magnitude to an integer, which is then
 // the low bits of the sum's representation minus those of the constant.
 constexpr double kMagic = 6755399441055744.0;
+constexpr long long kMagicBits = 0x4338000000000000LL;
+constexpr long long kMagnitudeBits = 0x7fffffffffffffffLL;
 
-TRIBUTARY_AVX2 inline __m256i MagicBits() { return _mm256_set1_epi64x(0x4338000000000000LL); }
+// The scalings and limits of a deposit into the window from digit `first`, computed once
+// for whichever kernel runs: values times `scale` are the window's integers; a value that
+// fits is below `top` in magnitude (with `fit`: below 2^(fit->hi + 1 - 1074)) and zero or
+// at least `bottom`.
+struct DepositBounds {
+  DepositBounds(int first, const WindowFit* fit)
+      : scale(PowerOfTwo(1074 - 32 * first)),
+        top(!fit ? 0.0
+            : fit->hi - 1073 > 1023 ? std::numeric_limits<double>::infinity()
+                                    : PowerOfTwo(static_cast<int>(fit->hi) - 1073)),
+        bottom(PowerOfTwo(32 * first - 1074)) {}
+  double scale, top, bottom;
+};
 
 // The four values' records: low 64 bits in `low`, the top digit in the low half of `high`.
 // Interleaved as 12-byte records: dwords l0 l0' h0 l1 l1' h1 l2 l2' | h2 l3 l3' h3.
@@ -118,21 +132,18 @@ TRIBUTARY_AVX2 inline __m256d FromUint32(__m256i v) {
 }
 
 template <int Mode>
-TRIBUTARY_AVX2 std::size_t Deposit3(const double* x, std::size_t n, int first, std::uint32_t* records,
+TRIBUTARY_AVX2 std::size_t Deposit3(const double* x, std::size_t n, const DepositBounds& bounds, std::uint32_t* records,
                                     WindowFit* fit, Extremes* seen) {
   constexpr bool Check = Mode == kCheck;
-  const __m256d scale = _mm256_set1_pd(PowerOfTwo(1074 - 32 * first));
+  const __m256d scale = _mm256_set1_pd(bounds.scale);
   const __m256d below64 = _mm256_set1_pd(PowerOfTwo(-64)), two64 = _mm256_set1_pd(PowerOfTwo(64));
   const __m256d below32 = _mm256_set1_pd(PowerOfTwo(-32)), two32 = _mm256_set1_pd(PowerOfTwo(32));
   const __m256d magic = _mm256_set1_pd(kMagic);
-  const __m256i magic_bits = MagicBits();
+  const __m256i magic_bits = _mm256_set1_epi64x(kMagicBits);
   const __m256d zero = _mm256_setzero_pd();
   // Checks: |x| < top; x = 0 or |x| >= bottom; x · scale an integer.
-  const __m256d top = _mm256_set1_pd(Check ? (fit->hi - 1073 > 1023 ? std::numeric_limits<double>::infinity()
-                                                                      : PowerOfTwo(static_cast<int>(fit->hi) - 1073))
-                                           : 0.0);
-  const __m256d bottom = _mm256_set1_pd(PowerOfTwo(32 * first - 1074));
-  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  const __m256d top = _mm256_set1_pd(bounds.top), bottom = _mm256_set1_pd(bounds.bottom);
+  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(kMagnitudeBits));
   const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
   const __m256d max = _mm256_set1_pd(std::numeric_limits<double>::max());
   __m256d bad = zero, smallest = inf, largest = zero;
@@ -185,9 +196,9 @@ TRIBUTARY_AVX2 std::size_t Deposit3(const double* x, std::size_t n, int first, s
 
 // out[k] = record k (with Sum: the sum of records k of `records` and `more`) rounded once.
 template <bool Sum>
-TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, const std::uint32_t* more, std::size_t n, int first,
+TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, const std::uint32_t* more, std::size_t n, double unscale,
                                   double* out) {
-  const __m256d scale = _mm256_set1_pd(PowerOfTwo(32 * first - 1074));
+  const __m256d scale = _mm256_set1_pd(unscale);
   const __m256d two32 = _mm256_set1_pd(PowerOfTwo(32));
   const __m256i low_digit = _mm256_set1_epi64x(0xffffffffLL);
   const __m256i sign = _mm256_set1_epi64x(std::numeric_limits<std::int64_t>::min());
@@ -226,19 +237,16 @@ TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, const std::uint3
 #define TRIBUTARY_AVX512 __attribute__((target("avx2,fma,avx512f,avx512dq,avx512vl")))
 
 template <int Mode>
-TRIBUTARY_AVX512 std::size_t Deposit3Wide(const double* x, std::size_t n, int first, std::uint32_t* records,
+TRIBUTARY_AVX512 std::size_t Deposit3Wide(const double* x, std::size_t n, const DepositBounds& bounds, std::uint32_t* records,
                                           WindowFit* fit, Extremes* seen) {
   constexpr bool Check = Mode == kCheck;
-  const __m512d scale = _mm512_set1_pd(PowerOfTwo(1074 - 32 * first));
+  const __m512d scale = _mm512_set1_pd(bounds.scale);
   const __m512d below64 = _mm512_set1_pd(PowerOfTwo(-64)), two64 = _mm512_set1_pd(PowerOfTwo(64));
   const __m512d below32 = _mm512_set1_pd(PowerOfTwo(-32)), two32 = _mm512_set1_pd(PowerOfTwo(32));
   const __m512d magic = _mm512_set1_pd(kMagic);
-  const __m512i magic_bits = _mm512_set1_epi64(0x4338000000000000LL);
+  const __m512i magic_bits = _mm512_set1_epi64(kMagicBits);
   const __m512d zero = _mm512_setzero_pd();
-  const __m512d top = _mm512_set1_pd(Check ? (fit->hi - 1073 > 1023 ? std::numeric_limits<double>::infinity()
-                                                                      : PowerOfTwo(static_cast<int>(fit->hi) - 1073))
-                                           : 0.0);
-  const __m512d bottom = _mm512_set1_pd(PowerOfTwo(32 * first - 1074));
+  const __m512d top = _mm512_set1_pd(bounds.top), bottom = _mm512_set1_pd(bounds.bottom);
   // Record r is dwords 3r, 3r + 1 (low 64 bits: dwords 2r, 2r + 1 of `low`) and 3r + 2 (the
   // top digit: dword 2r of `high`, index 16 + 2r of the pair).
   const __m512i first16 = _mm512_setr_epi32(0, 1, 16, 2, 3, 18, 4, 5, 20, 6, 7, 22, 8, 9, 24, 10);
@@ -305,8 +313,8 @@ TRIBUTARY_AVX512 inline void LoadRecords3Wide(const std::uint32_t* in, __m512i* 
 
 template <bool Sum>
 TRIBUTARY_AVX512 std::size_t Round3Wide(const std::uint32_t* records, const std::uint32_t* more, std::size_t n,
-                                        int first, double* out) {
-  const __m512d scale = _mm512_set1_pd(PowerOfTwo(32 * first - 1074));
+                                        double unscale, double* out) {
+  const __m512d scale = _mm512_set1_pd(unscale);
   const __m512d two32 = _mm512_set1_pd(PowerOfTwo(32));
   const __m512i low_digit = _mm512_set1_epi64(0xffffffffLL);
   const __m256i one = _mm256_set1_epi32(1);
@@ -338,21 +346,18 @@ TRIBUTARY_AVX512 std::size_t Round3Wide(const std::uint32_t* records, const std:
 // Four at a time with AVX-512's 256-bit forms (no start-up of the wide units): one
 // two-source permute builds or splits the records, and the checks are masks.
 template <int Mode>
-TRIBUTARY_AVX512 std::size_t Deposit3Narrow(const double* x, std::size_t n, int first, std::uint32_t* records,
+TRIBUTARY_AVX512 std::size_t Deposit3Narrow(const double* x, std::size_t n, const DepositBounds& bounds, std::uint32_t* records,
                                             WindowFit* fit, Extremes* seen) {
   constexpr bool Check = Mode == kCheck;
-  const __m256d scale = _mm256_set1_pd(PowerOfTwo(1074 - 32 * first));
+  const __m256d scale = _mm256_set1_pd(bounds.scale);
   const __m256d below64 = _mm256_set1_pd(PowerOfTwo(-64)), two64 = _mm256_set1_pd(PowerOfTwo(64));
   const __m256d below32 = _mm256_set1_pd(PowerOfTwo(-32)), two32 = _mm256_set1_pd(PowerOfTwo(32));
   const __m256d magic = _mm256_set1_pd(kMagic);
-  const __m256i magic_bits = _mm256_set1_epi64x(0x4338000000000000LL);
+  const __m256i magic_bits = _mm256_set1_epi64x(kMagicBits);
   const __m256d zero = _mm256_setzero_pd();
-  const __m256d top = _mm256_set1_pd(Check ? (fit->hi - 1073 > 1023 ? std::numeric_limits<double>::infinity()
-                                                                      : PowerOfTwo(static_cast<int>(fit->hi) - 1073))
-                                           : 0.0);
-  const __m256d bottom = _mm256_set1_pd(PowerOfTwo(32 * first - 1074));
+  const __m256d top = _mm256_set1_pd(bounds.top), bottom = _mm256_set1_pd(bounds.bottom);
   const __m256d max = _mm256_set1_pd(std::numeric_limits<double>::max());
-  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(kMagnitudeBits));
   // Record r: dwords 2r, 2r + 1 of `low`, then dword 2r of `high` (index 8 + 2r of the pair).
   const __m256i first8 = _mm256_setr_epi32(0, 1, 8, 2, 3, 10, 4, 5);
   const __m256i last4 = _mm256_setr_epi32(12, 6, 7, 14, 0, 0, 0, 0);
@@ -405,8 +410,8 @@ TRIBUTARY_AVX512 std::size_t Deposit3Narrow(const double* x, std::size_t n, int 
 
 template <bool Sum>
 TRIBUTARY_AVX512 std::size_t Round3Narrow(const std::uint32_t* records, const std::uint32_t* more, std::size_t n,
-                                          int first, double* out) {
-  const __m256d scale = _mm256_set1_pd(PowerOfTwo(32 * first - 1074));
+                                          double unscale, double* out) {
+  const __m256d scale = _mm256_set1_pd(unscale);
   const __m256d two32 = _mm256_set1_pd(PowerOfTwo(32));
   const __m256i low_digit = _mm256_set1_epi64x(0xffffffffLL);
   const __m256i low_from = _mm256_setr_epi32(0, 1, 3, 4, 6, 7, 9, 10);
@@ -445,7 +450,7 @@ TRIBUTARY_AVX512 std::size_t Round3Narrow(const std::uint32_t* records, const st
 TRIBUTARY_AVX2 void Scan(const double* x, std::size_t n, Extremes* seen) {
   const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
   const __m256d max = _mm256_set1_pd(std::numeric_limits<double>::max());
-  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+  const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(kMagnitudeBits));
   const __m256d zero = _mm256_setzero_pd();
   __m256d small[4] = {inf, inf, inf, inf}, large[4] = {zero, zero, zero, zero}, bad = zero;
   std::size_t k = 0;
@@ -532,10 +537,13 @@ namespace {
 #if TRIBUTARY_EXACT_AVX2
 template <int Mode>
 void Deposit(const double* x, std::size_t n, int first, std::uint32_t* records, WindowFit* fit, Extremes* seen) {
-  std::size_t done = n >= kWideFrom && HaveAvx512() ? Deposit3Wide<Mode>(x, n, first, records, fit, seen) : 0;
-  if (n - done >= 4)  // (the vector loops' set-up is not worth it for fewer)
-    done += HaveAvx512() ? Deposit3Narrow<Mode>(x + done, n - done, first, records + 3 * done, fit, seen)
-                         : Deposit3<Mode>(x + done, n - done, first, records + 3 * done, fit, seen);
+  std::size_t done = 0;
+  if (n >= 4) {  // (the vector loops' set-up is not worth it for fewer)
+    const DepositBounds bounds(first, fit);
+    if (n >= kWideFrom && HaveAvx512()) done = Deposit3Wide<Mode>(x, n, bounds, records, fit, seen);
+    done += HaveAvx512() ? Deposit3Narrow<Mode>(x + done, n - done, bounds, records + 3 * done, fit, seen)
+                         : Deposit3<Mode>(x + done, n - done, bounds, records + 3 * done, fit, seen);
+  }
   // The last n mod 4 values one by one (the same records).
   ExactWindow w;
   w.first = first;
@@ -595,11 +603,14 @@ namespace {
 #if TRIBUTARY_EXACT_AVX2
 template <bool Sum>
 void Round(const std::uint32_t* records, const std::uint32_t* more, std::size_t n, int first, double* out) {
-  std::size_t done = n >= kWideFrom && HaveAvx512() ? Round3Wide<Sum>(records, more, n, first, out) : 0;
-  const std::uint32_t* more_rest = Sum ? more + 3 * done : nullptr;
-  if (n - done >= 4)
-    done += HaveAvx512() ? Round3Narrow<Sum>(records + 3 * done, more_rest, n - done, first, out + done)
-                         : Round3<Sum>(records + 3 * done, more_rest, n - done, first, out + done);
+  std::size_t done = 0;
+  if (n >= 4) {  // the records' values are their integers times 2^(32 first - 1074)
+    const double unscale = PowerOfTwo(32 * first - 1074);
+    if (n >= kWideFrom && HaveAvx512()) done = Round3Wide<Sum>(records, more, n, unscale, out);
+    const std::uint32_t* more_rest = Sum ? more + 3 * done : nullptr;
+    done += HaveAvx512() ? Round3Narrow<Sum>(records + 3 * done, more_rest, n - done, unscale, out + done)
+                         : Round3<Sum>(records + 3 * done, more_rest, n - done, unscale, out + done);
+  }
   using Form = ShortForm<3, false>;
   for (std::size_t k = done; k < n; ++k) {
     std::uint32_t record[3] = {records[3 * k], records[3 * k + 1], records[3 * k + 2]};
