@@ -60,6 +60,9 @@ struct ListRuntime {
 class TaskEngine {
  public:
   TaskEngine(Executor& executor, TaskRegion& region);
+  ~TaskEngine();
+  TaskEngine(const TaskEngine&) = delete;
+  TaskEngine& operator=(const TaskEngine&) = delete;
 
   int NumLists() const noexcept { return region_.size(); }
   /// One sweep over list `i`: returns true when every task of the list is done.
@@ -97,6 +100,7 @@ class TaskEngine {
   Executor& executor_;
   TaskRegion& region_;
   std::atomic<bool> stop_{false};
+  std::uint64_t cycle_ = 0;  // this run's cycle (CurrentCycle() in its tasks)
   std::mutex fail_mutex_;
   bool failed_ = false;
   TaskReport report_;
@@ -104,6 +108,16 @@ class TaskEngine {
   std::mutex hooks_running_;
   std::chrono::steady_clock::time_point start_;
   std::atomic<bool> watchdog_fired_{false};
+  // WatchdogAction::report: a task completed since the last idle sweep looked; when one
+  // last did; the workers pause while the report reads their lists.
+  std::atomic<bool> progressed_{false};
+  std::atomic<std::int64_t> last_progress_ns_{0};
+  std::atomic<bool> reported_{false};
+  std::atomic<bool> pause_{false};
+  std::atomic<int> running_{0};
+  std::atomic<int> paused_{0};
+  void ReportOnce();
+  void PauseIfAsked();
 };
 
 }  // namespace tributary::detail

@@ -30,12 +30,17 @@ void TaskEngine::ResetForExecution(TaskList& list) {
 }
 
 TaskEngine::TaskEngine(Executor& executor, TaskRegion& region)
-    : executor_(executor), region_(region) {
-  if (executor_.options_.watchdog.count() > 0) start_ = std::chrono::steady_clock::now();
+    : executor_(executor), region_(region), cycle_(BeginCycle()) {
+  if (executor_.options_.watchdog.count() > 0) {
+    start_ = std::chrono::steady_clock::now();
+    last_progress_ns_.store(start_.time_since_epoch().count());
+  }
   for (auto& list : region_.lists_) ResetForExecution(*list);
   for (auto& g : region_.groups_) g->done.store(0);
   for (auto& b : region_.barriers_) b->arrived.store(0);
 }
+
+TaskEngine::~TaskEngine() { EndCycle(); }
 
 void TaskEngine::Fail(const std::string& label, int list, const std::string& message,
                       std::exception_ptr error) {
@@ -214,8 +219,15 @@ TaskStatus TaskEngine::ApplyIteration(TaskNode& node, bool& progressed) {
 }
 
 void TaskEngine::RunSweeps(std::vector<int>& lists) {
+  EnterCycle(cycle_);
+  running_.fetch_add(1);
+  struct Leave {
+    std::atomic<int>& running;
+    ~Leave() { running.fetch_sub(1); }
+  } leave{running_};
   int idle = 0;
   while (!lists.empty() && !Stopped()) {
+    PauseIfAsked();
     BeginSweep();
     bool progressed = false;
     for (std::size_t k = 0; k < lists.size() && !Stopped();) {
@@ -225,6 +237,7 @@ void TaskEngine::RunSweeps(std::vector<int>& lists) {
         ++k;
     }
     if (progressed) {
+      if (!progressed_.load(std::memory_order_relaxed)) progressed_.store(true, std::memory_order_relaxed);
       idle = 0;
       continue;
     }
@@ -313,11 +326,52 @@ std::string TaskEngine::WatchdogReport() const {
   return r.str();
 }
 
+void TaskEngine::PauseIfAsked() {
+  if (!pause_.load(std::memory_order_acquire)) return;
+  paused_.fetch_add(1);
+  while (pause_.load(std::memory_order_acquire)) std::this_thread::yield();
+  paused_.fetch_sub(1);
+}
+
+// Writes the report while the other workers wait at the top of their sweeps (a worker busy
+// inside a task for over a second is not waited for; its lists may then be read as they
+// change, which only blurs the report).
+void TaskEngine::ReportOnce() {
+  if (reported_.exchange(true)) return;
+  pause_.store(true, std::memory_order_release);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (paused_.load() < running_.load() - 1 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::yield();
+  const std::string text = WatchdogReport() + "  (reported once; the execution goes on waiting)\n";
+  pause_.store(false, std::memory_order_release);
+  const auto& sink = executor_.options_.report;
+  try {
+    if (sink) {
+      sink(text);
+      return;
+    }
+  } catch (...) {
+  }
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
 void TaskEngine::CheckWatchdog() {
   const double limit = executor_.options_.watchdog.count();
   if (limit <= 0) return;
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const auto now = std::chrono::steady_clock::now();
+  if (executor_.options_.on_watchdog == WatchdogAction::report) {
+    if (reported_.load(std::memory_order_relaxed)) return;
+    if (progressed_.exchange(false, std::memory_order_relaxed)) {
+      last_progress_ns_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+      return;
+    }
+    const auto last = std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_progress_ns_.load(std::memory_order_relaxed)));
+    if (std::chrono::duration<double>(now - last).count() >= limit) ReportOnce();
+    return;
+  }
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (elapsed < limit || watchdog_fired_.exchange(true)) return;
   // Stop every worker; the report is written once they have all stopped (FinishWatchdog),
   // so that it reads the lists' state without racing them.

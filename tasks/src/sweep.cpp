@@ -12,11 +12,27 @@ std::atomic<std::uint64_t> g_next_thread{1};
 thread_local std::uint64_t t_thread_tag = 0;
 thread_local std::uint64_t t_sweeps = 0;
 thread_local std::uint64_t t_current_sweep = 0;
+std::atomic<std::uint64_t> g_cycles{0};
+std::atomic<int> g_running{0};
+thread_local std::uint64_t t_cycle = 0;
 }  // namespace
 
 std::uint64_t CurrentSweep() noexcept { return t_current_sweep; }
+std::uint64_t CurrentCycle() noexcept { return t_cycle; }
 
 namespace detail {
+std::uint64_t CycleStamp() noexcept {
+  if (t_cycle != 0) return t_cycle;
+  const std::uint64_t last = g_cycles.load(std::memory_order_acquire);
+  return g_running.load(std::memory_order_acquire) > 0 ? last : last + 1;
+}
+std::uint64_t BeginCycle() noexcept {
+  g_running.fetch_add(1, std::memory_order_acq_rel);
+  return g_cycles.fetch_add(1, std::memory_order_acq_rel) + 1;
+}
+void EndCycle() noexcept { g_running.fetch_sub(1, std::memory_order_acq_rel); }
+void EnterCycle(std::uint64_t cycle) noexcept { t_cycle = cycle; }
+
 std::uint64_t BeginSweep() noexcept {
   if (t_thread_tag == 0) t_thread_tag = g_next_thread.fetch_add(1, std::memory_order_relaxed) << 40;
   t_sweeps = (t_sweeps + 1) & ((std::uint64_t(1) << 40) - 1);
@@ -24,7 +40,10 @@ std::uint64_t BeginSweep() noexcept {
   t_current_sweep = t_thread_tag | t_sweeps;
   return t_current_sweep;
 }
-void EndSweeps() noexcept { t_current_sweep = 0; }
+void EndSweeps() noexcept {
+  t_current_sweep = 0;
+  t_cycle = 0;
+}
 }  // namespace detail
 
 }  // namespace tributary

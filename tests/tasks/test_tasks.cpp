@@ -302,6 +302,7 @@ TEST_P(OnEachExecutor, WatchdogReportsIncompleteTasksAndWaitingKeys) {
   }
   tributary::ExecutorOptions o;
   o.watchdog = std::chrono::milliseconds(200);
+  o.on_watchdog = tributary::WatchdogAction::fail;
   auto ex = MakeExecutor(o);
   EXPECT_EQ(tc.Execute(*ex), TaskStatus::fail);
   const std::string r = ex->LastReport().message;

@@ -9,6 +9,7 @@
 
 #include "tributary/tasks/task_region.hpp"
 #include "tributary/tasks/task_status.hpp"
+#include "tributary/tasks/watchdog.hpp"
 
 namespace tributary {
 
@@ -20,9 +21,13 @@ struct ExecutorOptions {
   int yield_sweeps = 256;
   /// Sleeps then double from 1 µs up to this; any progress resets the back-off.
   std::chrono::microseconds max_sleep{200};
-  /// After this long with the region unfinished, report what is incomplete and fail;
-  /// zero disables the watchdog.
-  std::chrono::duration<double> watchdog{0};
+  /// After this long without a task completing, report which tasks are incomplete and on
+  /// which dependencies they wait; zero disables the watchdog.
+  std::chrono::duration<double> watchdog{60};
+  /// Report once and keep running (default), or fail the execution with the report.
+  WatchdogAction on_watchdog = WatchdogAction::report;
+  /// Receives the report of WatchdogAction::report; empty writes it to stderr.
+  std::function<void(const std::string&)> report;
 };
 
 /// What went wrong in the last execution.

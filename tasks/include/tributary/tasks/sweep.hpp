@@ -12,7 +12,24 @@ namespace tributary {
 /// cached flag otherwise. Outside an executor (0) it must always do the work.
 std::uint64_t CurrentSweep() noexcept;
 
+/// The cycle the calling thread runs in: each run of an executor (Executor::Run,
+/// Context::Execute) is a new cycle, numbered across the process; 0 outside an executor.
+/// A reduction checked in a cycle reports complete only for a generation started or
+/// completed in that cycle, never with an earlier cycle's value.
+std::uint64_t CurrentCycle() noexcept;
+
 namespace detail {
+/// The cycle an event on the calling thread belongs to: the caller's cycle inside an
+/// executor; outside, the cycle running now on another thread (a progress thread), or else
+/// the next one to begin (a driver that arms a reduction before Execute).
+std::uint64_t CycleStamp() noexcept;
+/// Begins a new cycle (an executor's run) and returns its number (never 0).
+std::uint64_t BeginCycle() noexcept;
+/// Ends a cycle begun by BeginCycle.
+void EndCycle() noexcept;
+/// The calling thread runs in `cycle` (0: outside any executor).
+void EnterCycle(std::uint64_t cycle) noexcept;
+
 /// Starts a new sweep on the calling thread and returns its number (never 0).
 std::uint64_t BeginSweep() noexcept;
 /// Marks the calling thread as outside any sweep (CurrentSweep() returns 0).
