@@ -1,6 +1,7 @@
 // Block reduction patterns: the grid, the partners of each k-ary step, and the engine that
 // runs one block's calls as non-blocking tasks.
 #include "tributary/blocks.hpp"
+#include "tributary/detail/progress.hpp"
 #include "tributary/detail/transport.hpp"
 
 #include <algorithm>
@@ -332,9 +333,27 @@ BlockEngine::BlockEngine(Context& ctx, BlockPartners partners, Callback callback
     throw UsageError(name_ + ": the grid assigns blocks to " + std::to_string(partners_.Grid().Ranks()) +
                      " ranks, the Context has " + std::to_string(ctx.Size()));
   local_ = partners_.Grid().LocalBlocks(rank_);
+  AddPoller(ctx, this, &BlockEngine::PollThunk);
 }
 
-BlockEngine::~BlockEngine() = default;
+BlockEngine::~BlockEngine() { RemovePoller(*ctx_, this); }
+
+void BlockEngine::PollThunk(void* self) noexcept {
+  auto* engine = static_cast<BlockEngine*>(self);
+  std::unique_lock<std::mutex> lock(engine->shared_->mutex, std::try_to_lock);
+  if (!lock) return;  // its own thread is polling it
+  try {
+    engine->Poll();
+  } catch (...) {
+    // Kept for the engine's own poll, which receives the same way and throws there.
+  }
+}
+
+TaskStatus BlockEngine::Round(int local, int call) {
+  const TaskStatus status = RoundLocked(local, call);
+  if (status == TaskStatus::incomplete) AdvanceOthers(*ctx_, this);
+  return status;
+}
 
 std::uint64_t BlockEngine::RemoteMessages() const noexcept { return shared_->transport.RemoteMessages(); }
 
@@ -432,7 +451,7 @@ void BlockEngine::Poll() {
 
 bool BlockEngine::SendsDone() { return shared_->transport.SendsDone(); }
 
-TaskStatus BlockEngine::Round(int local, int call) {
+TaskStatus BlockEngine::RoundLocked(int local, int call) {
   std::unique_lock<std::mutex> lock(shared_->mutex);
   if (generation_ == 0) throw UsageError(name_ + ": Round before Start");
   if (local < 0 || local >= static_cast<int>(states_.size()))

@@ -287,6 +287,7 @@ void ContextImpl::Unregister(ReductionCore* core) noexcept {
     slot_used[static_cast<std::size_t>(core->Slot())] = 0;
   for (auto it = watchdog.begin(); it != watchdog.end();)
     it = it->first.first == core->ObjectId() ? watchdog.erase(it) : std::next(it);
+  reported.erase(core->ObjectId());
 }
 
 int ContextImpl::TagFor(int slot, std::uint64_t generation) const noexcept {
@@ -298,6 +299,54 @@ int ContextImpl::TagFor(int slot, std::uint64_t generation) const noexcept {
   (void)generation;
   return 0;
 #endif
+}
+
+bool ContextImpl::MayCallMpi() const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  return thread_level >= MPI_THREAD_SERIALIZED || std::this_thread::get_id() == owner_thread;
+#else
+  return true;
+#endif
+}
+
+void AddPoller(Context& ctx, void* self, PollFn poll) {
+  auto& d = ctx.Impl();
+  std::lock_guard<std::mutex> lock(d.registry_mutex);
+  d.pollers.push_back(ContextImpl::Poller{self, poll});
+}
+
+void RemovePoller(Context& ctx, void* self) noexcept {
+  auto& d = ctx.Impl();
+  std::lock_guard<std::mutex> lock(d.registry_mutex);
+  d.pollers.erase(std::remove_if(d.pollers.begin(), d.pollers.end(),
+                                 [self](const ContextImpl::Poller& p) { return p.self == self; }),
+                  d.pollers.end());
+}
+
+void WatchdogReport(Context& ctx, const std::string& text) noexcept { ctx.Impl().Report(text); }
+
+void AdvanceOthers(Context& ctx, const void* self) noexcept {
+  auto& d = ctx.Impl();
+  if (d.size == 1 || !d.MayCallMpi()) return;
+  // Busy: another thread is progressing the Context (or registering); it advances them.
+  std::unique_lock<std::mutex> lock(d.registry_mutex, std::try_to_lock);
+  if (!lock) return;
+  const std::size_t n = d.objects.size() + d.pollers.size();
+  for (std::size_t step = 1; step <= n; ++step) {
+    const std::size_t k = (d.next_turn + step) % n;
+    if (k < d.objects.size()) {
+      ReductionCore* core = d.objects[k];
+      if (core == self || !core->NetworkActive()) continue;
+      d.next_turn = k;
+      core->Advance();
+      return;
+    }
+    const ContextImpl::Poller& p = d.pollers[k - d.objects.size()];
+    if (p.self == self) continue;
+    d.next_turn = k;
+    p.poll(p.self);
+    return;
+  }
 }
 
 void ContextImpl::CheckThread() const {
@@ -543,14 +592,15 @@ void Context::Progress() {
     const std::uint64_t sweep = CurrentSweep();
     for (auto* core : d.objects)
       if (core->NetworkActive() && (sweep == 0 || !core->PolledInSweep(sweep))) core->Advance();
+    if (d.MayCallMpi())
+      for (const auto& p : d.pollers) p.poll(p.self);
   }
+  // Failure notices, watchdog queries and the watchdog's clock are rare and not urgent:
+  // they are looked at on every 16th call only, which keeps an idle sweep's hook cheap.
+  const bool poll_control = --d.control_countdown <= 0;
+  if (poll_control) d.control_countdown = 16;
 #if TRIBUTARY_HAVE_MPI
-  // Failure notices and watchdog queries are rare and not urgent: the control plane is
-  // polled on every 16th call only (and always while the watchdog runs), which keeps an
-  // idle sweep's hook cheap.
-  const bool poll_control = d.options.watchdog.count() > 0 || --d.control_countdown <= 0;
   if (d.size > 1 && poll_control) {
-    d.control_countdown = 16;
     d.CheckThread();
     std::string failure;
     int origin = -1;
@@ -578,9 +628,27 @@ void Context::Progress() {
     }
   }
 #endif
-  if (d.options.watchdog.count() > 0) d.RunWatchdog();
+  if (poll_control && d.options.watchdog.count() > 0) d.RunWatchdog();
   if (d.failed.load() && d.failure_origin != d.rank)
     throw RemoteError(d.failure_origin, d.failure_text);
+}
+
+void Context::WaitAll() {
+  auto& d = *impl_;
+  for (;;) {
+    bool active = false;
+    {
+      std::lock_guard<std::mutex> lock(d.registry_mutex);
+      for (auto* core : d.objects) active = active || core->NetworkActive() || core->AwaitingClient();
+    }
+    if (!active) return;
+    {
+      std::lock_guard<std::mutex> lock(d.registry_mutex);
+      for (auto* core : d.objects)
+        if (core->AwaitingClient()) core->PollClient();
+    }
+    Progress();
+  }
 }
 
 void Context::ReportFailure(const std::string& message) {

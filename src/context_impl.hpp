@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tributary/context.hpp"
+#include "tributary/detail/progress.hpp"
 #include "tributary/detail/reduction_core.hpp"
 
 namespace tributary::detail {
@@ -78,6 +79,16 @@ struct ContextImpl {
   std::mutex registry_mutex;
   std::vector<ReductionCore*> objects;
   std::vector<char> slot_used;
+  /// Keyed collectives and block patterns (detail/progress.hpp).
+  struct Poller {
+    void* self;
+    PollFn poll;
+  };
+  std::vector<Poller> pollers;
+  /// AdvanceOthers' turn: the index, over objects then pollers, advanced last.
+  std::size_t next_turn = 0;
+  /// Whether MPI may be called from this thread (CheckThread without the exception).
+  bool MayCallMpi() const noexcept;
   int next_object_id = 0;
 
   std::atomic<bool> failed{false};  // a failure was reported here or by another rank
@@ -85,6 +96,9 @@ struct ContextImpl {
   int failure_origin = -1;
 
   std::map<std::pair<int, std::uint64_t>, WatchdogQuery> watchdog;  // (object, generation)
+  std::map<int, std::uint64_t> reported;  // object -> generation reported (WatchdogAction::report)
+  /// Writes a watchdog report (ContextOptions::report_handler, else stderr).
+  void Report(const std::string& text) noexcept;
 
   /// Registers `core`: gives it an object id and a pool slot. Throws UsageError when the
   /// pool is exhausted.

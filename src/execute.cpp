@@ -40,7 +40,11 @@ TaskStatus Context::Execute(TaskCollection& tasks, Executor& executor) {
 }
 
 TaskStatus Context::Execute(TaskCollection& tasks) {
-  SerialExecutor executor;
+  ExecutorOptions options;
+  options.watchdog = Options().watchdog;
+  options.on_watchdog = Options().on_watchdog;
+  options.report = Options().report_handler;
+  SerialExecutor executor(options);
   return Execute(tasks, executor);
 }
 

@@ -10,6 +10,7 @@
 #include "mpi_registry.hpp"
 #include "tributary/context.hpp"
 #include "tributary/errors.hpp"
+#include "tributary/detail/progress.hpp"
 #include "tributary/tasks/sweep.hpp"
 
 namespace tributary::detail {
@@ -207,12 +208,18 @@ void ReductionCore::Arm(int expected, int per_list) {
   error_origin_ = -1;
   if (impl.options.watchdog.count() > 0) armed_at_ = std::chrono::steady_clock::now();
   last_poll_sweep_.store(0, std::memory_order_relaxed);
+  armed_cycle_.store(CycleStamp(), std::memory_order_relaxed);
   phase_.store(Phase::collecting, std::memory_order_release);
 }
 
 bool ReductionCore::Arrive(int list_index) { return Arrive(list_index, 1); }
 
 bool ReductionCore::Arrive(int list_index, int count) {
+  Claim(list_index, count);
+  return Commit(count);
+}
+
+void ReductionCore::Claim(int list_index, int count) {
   const Phase p = State();
   if (p != Phase::collecting) {
     if (p == Phase::failed) ThrowError();
@@ -226,10 +233,19 @@ bool ReductionCore::Arrive(int list_index, int count) {
     throw UsageError(Where() + ": contribution from list index " + std::to_string(list_index) +
                      " is out of range; this generation expects " + std::to_string(expected_) +
                      " contribution(s), lists 0.." + std::to_string(expected_ - 1));
-  if (static_cast<int>(arrived_flags_[static_cast<std::size_t>(list_index)].fetch_add(
-          static_cast<std::uint32_t>(count), std::memory_order_acq_rel)) + count > per_list_)
-    throw UsageError(Where() + ": list " + std::to_string(list_index) +
-                     " contributed twice in one generation");
+  // A compare-exchange, not an add: a refused contribution leaves the count untouched.
+  auto& flag = arrived_flags_[static_cast<std::size_t>(list_index)];
+  std::uint32_t seen = flag.load(std::memory_order_acquire);
+  do {
+    if (static_cast<int>(seen) + count > per_list_)
+      throw UsageError(Where() + ": list " + std::to_string(list_index) +
+                       " contributed twice in one generation; the second contribution was "
+                       "refused and changed nothing");
+  } while (!flag.compare_exchange_weak(seen, seen + static_cast<std::uint32_t>(count),
+                                       std::memory_order_acq_rel, std::memory_order_acquire));
+}
+
+bool ReductionCore::Commit(int count) {
   return arrived_.fetch_add(count, std::memory_order_acq_rel) + count == expected_ * per_list_;
 }
 
@@ -575,6 +591,7 @@ bool ReductionCore::AdvanceLocked() {
 void ReductionCore::Finish() {
   try {
     if (finish_) finish_(client_);
+    done_cycle_.store(CycleStamp(), std::memory_order_relaxed);
     phase_.store(Phase::done, std::memory_order_release);
   } catch (const RemoteError& e) {
     SetError(ErrorKind::remote, e.what(), e.origin_rank());
@@ -603,17 +620,68 @@ bool ReductionCore::Advance() noexcept {
   }
 }
 
+// A check in a cycle of an executor whose generation started and completed in an earlier
+// cycle: this cycle's start has not come yet (docs/reductions.md, "Cycles").
+bool ReductionCore::Stale() const noexcept {
+  const std::uint64_t cycle = CurrentCycle();
+  return cycle != 0 && armed_cycle_.load(std::memory_order_relaxed) < cycle &&
+         done_cycle_.load(std::memory_order_relaxed) < cycle;
+}
+
+// An incomplete poll advances another operation of the Context (MPI's progress rule), and
+// every 256th the whole Context: the watchdog and failure notices reach a program that
+// only ever polls one object.
+TaskStatus ReductionCore::Incomplete() {
+  if (!ctx_) return TaskStatus::incomplete;
+  const unsigned polls = idle_polls_.load(std::memory_order_relaxed) + 1;
+  idle_polls_.store(polls, std::memory_order_relaxed);
+  if ((polls & 255u) == 0 && ctx_->Impl().MayCallMpi())
+    ctx_->Progress();
+  else
+    AdvanceOthers(*ctx_, this);
+  return TaskStatus::incomplete;
+}
+
+TaskStatus ReductionCore::Check(std::uint64_t generation) {
+  const std::uint64_t current = Generation();
+  if (generation == current + 1) return Incomplete();  // not started yet
+  if (generation != current)
+    throw UsageError(Where() + ": CheckReduce for generation " + std::to_string(generation) + ": " +
+                     (generation < current ? "its result has been replaced by a later generation"
+                                           : "generations start one at a time; the next is " +
+                                                 std::to_string(current + 1)));
+  return CheckCurrent();
+}
+
 TaskStatus ReductionCore::Check() {
+  if (State() == Phase::done && CurrentCycle() != 0) {
+    // Under the lock Arm and Finish hold, so that the phase and the cycles read belong to
+    // one generation (another list's thread may be arming this cycle's).
+    bool stale = false;
+    {
+      std::lock_guard<ObjectLock> lock(mutex_);
+      stale = State() == Phase::done && Stale();
+    }
+    if (stale) return Incomplete();
+  }
+  return CheckCurrent();
+}
+
+TaskStatus ReductionCore::CheckCurrent() {
   const Phase p = State();
   if (p == Phase::done) return TaskStatus::complete;
   if (p == Phase::collecting) {
-    if (!AwaitingClient() || !PollClient()) return TaskStatus::incomplete;
-    return Check();  // launched: test the network phase in this same call
+    if (!AwaitingClient() || !PollClient()) return Incomplete();
+    return CheckCurrent();  // launched: test the network phase in this same call
   }
-  if (p == Phase::idle)
+  if (p == Phase::idle) {
+    // Inside an executor the start may come from another list later in the cycle (the
+    // hand-wired pattern): wait for it, as for any cycle's start.
+    if (CurrentCycle() != 0) return Incomplete();
     throw UsageError(Where() +
                      ": CheckReduce called before any StartReduce/Expect; it would otherwise "
                      "report a result that was never computed");
+  }
   if (p == Phase::failed) {
     if (draining_) Advance();
     ThrowError();
@@ -627,7 +695,7 @@ TaskStatus ReductionCore::Check() {
   const Phase now = State();
   if (now == Phase::done) return TaskStatus::complete;
   if (now == Phase::failed) ThrowError();
-  return TaskStatus::incomplete;
+  return Incomplete();
 }
 
 void ReductionCore::SetError(ErrorKind kind, std::string text, int origin) noexcept {

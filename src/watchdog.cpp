@@ -80,6 +80,18 @@ void ContextImpl::PollControl() {
 }
 #endif
 
+void ContextImpl::Report(const std::string& text) noexcept {
+  try {
+    if (options.report_handler) {
+      options.report_handler("rank " + std::to_string(rank) + ": " + text);
+      return;
+    }
+  } catch (...) {
+  }
+  std::fprintf(stderr, "tributary: rank %d: %s", rank, text.c_str());
+  std::fflush(stderr);
+}
+
 void ContextImpl::RunWatchdog() {
   const double timeout = options.watchdog.count();
   const auto now = std::chrono::steady_clock::now();
@@ -91,6 +103,8 @@ void ContextImpl::RunWatchdog() {
       if (phase != Phase::collecting && phase != Phase::in_flight) continue;
       if (core->SecondsArmed() < timeout) continue;
       const auto key = std::make_pair(core->ObjectId(), core->Generation());
+      auto done = reported.find(key.first);
+      if (done != reported.end() && done->second == key.second) continue;  // once a generation
       auto it = watchdog.find(key);
       if (it == watchdog.end()) {
         WatchdogQuery q;
@@ -127,9 +141,14 @@ void ContextImpl::RunWatchdog() {
       }
       reports.emplace_back(core, report.str());
       watchdog.erase(it);
+      if (options.on_watchdog == WatchdogAction::report) reported[key.first] = key.second;
     }
   }
   for (auto& [core, text] : reports) {
+    if (options.on_watchdog == WatchdogAction::report) {
+      Report(text + "  (reported once; the generation goes on waiting)\n");
+      continue;
+    }
     if (options.on_failure == FailurePolicy::abort)
       AbortJob(this, 2, "rank " + std::to_string(rank) + ": " + text);
     FailHere(text);

@@ -246,6 +246,12 @@ class BatchMember final : public detail::BatchMemberBase {
   };
   std::vector<Slot> slots_;
   std::unique_ptr<std::atomic<std::uint8_t>[]> flags_;  // per list: 1 host, 2 ExactSum, 3 device
+  // Marks list `list` as contributed `how`; false (and the first contribution's mark kept)
+  // when it already contributed.
+  bool ClaimFlag(int list, std::uint8_t how) {
+    std::uint8_t none = 0;
+    return flags_[static_cast<std::size_t>(list)].compare_exchange_strong(none, how, std::memory_order_acq_rel);
+  }
 #if TRIBUTARY_HAVE_KOKKOS
   template <class Exec, class Op, class Queue>
   TaskStatus ContributeOnDevice(int list_index, const Exec& exec, const Op& op, Queue&& queue);
@@ -323,6 +329,8 @@ class Batch {
 
   /// Complete once every member's `val` holds its result.
   TaskStatus CheckReduce() { return core_->Check(); }
+  /// CheckReduce for generation `generation` (see AllReduce::CheckGeneration).
+  TaskStatus CheckGeneration(std::uint64_t generation) { return core_->Check(generation); }
   detail::Phase State() const noexcept { return core_->State(); }
   std::uint64_t Generation() const noexcept { return core_->Generation(); }
   bool InFlight() const noexcept { return core_->NetworkActive(); }
@@ -347,7 +355,7 @@ class Batch {
                        " contributed a host value while other lists contribute on the device; all lists "
                        "contribute the same way");
 #endif
-    if (m.flags_[static_cast<std::size_t>(list)].exchange(1))
+    if (!m.ClaimFlag(list, 1))
       throw UsageError(core_->Where() + ": member '" + m.label + "': list " +
                        std::to_string(list) + " contributed twice in one generation");
     m.slots_[static_cast<std::size_t>(list)].value = partial;
@@ -363,7 +371,7 @@ class Batch {
     if (core_->State() != detail::Phase::collecting || list < 0 || list >= lists_) {
       core_->Arrive(list);  // throws the right UsageError
     }
-    if (m.flags_[static_cast<std::size_t>(list)].exchange(2))
+    if (!m.ClaimFlag(list, 2))
       throw UsageError(core_->Where() + ": member '" + m.label + "': list " +
                        std::to_string(list) + " contributed twice in one generation");
     m.exact_slots_[static_cast<std::size_t>(list)] = partial;
@@ -601,7 +609,7 @@ TaskStatus BatchMember<T>::QueueOnDevice(int list_index, const Exec& exec, const
       on_device_.store(true, std::memory_order_release);
     }
   }
-  if (flags_[static_cast<std::size_t>(list_index)].exchange(3))
+  if (!ClaimFlag(list_index, 3))
     throw UsageError(where + " contributed twice in one generation");
   Kokkos::Profiling::pushRegion("tributary::contribute");
   queue(*stage);

@@ -210,6 +210,8 @@ class BlockEngine {
   };
   const Links& LinksOf(int local, int call);
   friend class tributary::BlockProxy;
+  TaskStatus RoundLocked(int local, int call);
+  static void PollThunk(void* self) noexcept;
   void Poll();
   void Deliver(std::uint64_t generation, int call, int to, int from, std::vector<char> bytes);
   void Send(int call, int from, int to, std::vector<char> bytes);

@@ -14,6 +14,7 @@
 #include "tributary/detail/schedule.hpp"
 #include "tributary/selection.hpp"
 #include "tributary/tasks/task_status.hpp"
+#include "tributary/tasks/watchdog.hpp"
 
 #if TRIBUTARY_HAVE_MPI
 #include <mpi.h>
@@ -77,9 +78,15 @@ struct ContextOptions {
   /// Number of communicators in the pool for the MPI-library path: at most this many
   /// reduction objects (or batches) may exist at once on this Context.
   int communicator_pool = 16;
-  /// After this long without completing, a generation is reported by the watchdog; zero
-  /// disables it.
-  std::chrono::duration<double> watchdog{0};
+  /// After this long without completing, a generation is reported by the watchdog (which
+  /// lists and ranks have not contributed; each rank's state); zero disables it.
+  std::chrono::duration<double> watchdog{60};
+  /// What the watchdog does: report once and keep waiting (default), or fail the
+  /// generation by `on_failure` (abort, or propagate to every rank).
+  WatchdogAction on_watchdog = WatchdogAction::report;
+  /// Receives the watchdog's reports under WatchdogAction::report (also the task
+  /// watchdog's, in Execute without an executor); empty writes them to stderr.
+  std::function<void(const std::string& report)> report_handler;
   /// How failures on one rank reach the others.
   FailurePolicy on_failure = FailurePolicy::abort;
   /// Errors that cannot be thrown go here; empty means the default (message + abort).
@@ -156,11 +163,30 @@ class Context {
   /// Throws RemoteError when another rank reported a failure (FailurePolicy::propagate).
   void Progress();
 
+  /// Polls `objects` (reductions, gathers, batches: anything with CheckReduce()) and
+  /// advances everything in flight on this Context until every one is complete; the
+  /// watchdog applies. Rethrows an object's error. For drivers with their own loops and
+  /// for a rank that has no lists but takes part in the collectives.
+  template <class... Objects>
+  void Wait(Objects&... objects) {
+    for (;;) {
+      bool all = true;
+      ((all = objects.CheckReduce() == TaskStatus::complete && all), ...);
+      if (all) return;
+      Progress();
+    }
+  }
+  /// Advances everything in flight on this Context until nothing is: every network phase
+  /// started here has completed (their objects' CheckReduce then returns complete or throws
+  /// the generation's error). Generations still collecting contributions are not waited for.
+  void WaitAll();
+
   /// Runs `tasks` on `executor` with Progress() as progress hook and applies the failure
   /// policy: on a failed task, `abort` prints the report and aborts every rank;
   /// `propagate` tells the other ranks and returns TaskStatus::fail (or rethrows).
   TaskStatus Execute(TaskCollection& tasks, Executor& executor);
-  /// Runs `tasks` on a serial executor (see the other overload).
+  /// Runs `tasks` on a serial executor (see the other overload) whose task watchdog has the
+  /// Context's time, action and report handler.
   TaskStatus Execute(TaskCollection& tasks);
 
   /// Reports `message` as a failure of this rank according to the failure policy (abort,

@@ -20,6 +20,7 @@
 
 #include "tributary/context.hpp"
 #include "tributary/detail/op_holder.hpp"
+#include "tributary/detail/progress.hpp"
 #include "tributary/detail/transport.hpp"
 #include "tributary/detail/type_name.hpp"
 #include "tributary/errors.hpp"
@@ -91,7 +92,10 @@ class KeyedReduction {
  public:
   explicit KeyedReduction(Context& ctx, std::string label = {})
       : ctx_(&ctx), transport_(ctx), domain_of_cpu_(detail::CpuDomains()), name_("KeyedReduction<" + detail::TypeLabel<T>() + ">" +
-                                           (label.empty() ? std::string() : " '" + label + "'")) {}
+                                           (label.empty() ? std::string() : " '" + label + "'")) {
+    detail::AddPoller(ctx, this, &KeyedReduction::PollThunk);
+  }
+  ~KeyedReduction() { detail::RemovePoller(*ctx_, this); }
   KeyedReduction(const KeyedReduction&) = delete;
   KeyedReduction& operator=(const KeyedReduction&) = delete;
 
@@ -211,22 +215,9 @@ class KeyedReduction {
   /// receive it, and a UsageError naming the key and the count reached so far once the
   /// Context's watchdog time has passed.
   TaskStatus Check(std::uint64_t key) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    Key& k = Declared(key);
-    PollLocked();
-    if (!k.error.empty()) throw RemoteError(k.error_rank, k.error);
-    if (DoneLocked(k) && transport_.SendsDone()) return TaskStatus::complete;
-    const double limit = ctx_->Options().watchdog.count();
-    if (limit > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - k.armed_at).count() > limit) {
-      std::string msg = Where(key, k.gen) + ": not complete after " + std::to_string(limit) + " s; ";
-      if (k.is_head)
-        msg += std::to_string(k.received) + " of " + std::to_string(k.count) + " contributions reached the head reducer";
-      else
-        msg += "this rank contributed " + std::to_string(k.contributed) + ", waiting for the head reducer (rank " +
-               std::to_string(k.reducers[0]) + ")";
-      throw UsageError(msg);
-    }
-    return TaskStatus::incomplete;
+    const TaskStatus status = CheckLocked(key);
+    if (status == TaskStatus::incomplete) detail::AdvanceOthers(*ctx_, this);
+    return status;
   }
 
   /// The result of the current generation on a consumer (UsageError before it arrived).
@@ -237,6 +228,41 @@ class KeyedReduction {
       throw UsageError(Where(key, it == keys_.end() ? 0 : it->second.gen) + ": no result on this rank (yet)");
     return it->second.result;
   }
+
+ private:
+  static void PollThunk(void* self) noexcept {
+    auto* keyed = static_cast<KeyedReduction*>(self);
+    std::unique_lock<std::mutex> lock(keyed->mutex_, std::try_to_lock);
+    if (!lock) return;  // another thread is polling it
+    try {
+      keyed->PollLocked();
+    } catch (...) {
+      // The key's own poll receives the same way and throws there.
+    }
+  }
+
+  TaskStatus CheckLocked(std::uint64_t key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Key& k = Declared(key);
+    PollLocked();
+    if (!k.error.empty()) throw RemoteError(k.error_rank, k.error);
+    if (DoneLocked(k) && transport_.SendsDone()) return TaskStatus::complete;
+    const double limit = ctx_->Options().watchdog.count();
+    if (limit > 0 && !k.reported && std::chrono::duration<double>(std::chrono::steady_clock::now() - k.armed_at).count() > limit) {
+      std::string msg = Where(key, k.gen) + ": not complete after " + std::to_string(limit) + " s; ";
+      if (k.is_head)
+        msg += std::to_string(k.received) + " of " + std::to_string(k.count) + " contributions reached the head reducer";
+      else
+        msg += "this rank contributed " + std::to_string(k.contributed) + ", waiting for the head reducer (rank " +
+               std::to_string(k.reducers[0]) + ")";
+      if (ctx_->Options().on_watchdog == WatchdogAction::fail) throw UsageError(msg);
+      k.reported = true;  // once a generation; the key goes on waiting
+      detail::WatchdogReport(*ctx_, "watchdog: " + msg + " (reported once; the key goes on waiting)\n");
+    }
+    return TaskStatus::incomplete;
+  }
+
+ public:
 
   /// Receives and handles whatever has arrived (Check and Contribute do this too).
   void Progress() {
@@ -291,6 +317,7 @@ class KeyedReduction {
     std::uint64_t hash = 0;
     T identity{};
     std::chrono::steady_clock::time_point armed_at{};
+    bool reported = false;  // the watchdog reported this generation (WatchdogAction::report)
     // producer
     std::set<std::int64_t> mine;
     std::int64_t contributed = 0;

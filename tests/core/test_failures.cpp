@@ -25,6 +25,7 @@ tributary::ContextOptions Propagating(double watchdog_seconds) {
   tributary::ContextOptions options;
   options.on_failure = tributary::FailurePolicy::propagate;
   options.watchdog = std::chrono::duration<double>(watchdog_seconds);
+  options.on_watchdog = tributary::WatchdogAction::fail;
   return options;
 }
 

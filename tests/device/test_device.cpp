@@ -810,6 +810,7 @@ TEST(DevicePartials, WatchdogAbandonsADeviceGeneration) {
   tributary::ContextOptions options;
   options.on_failure = tributary::FailurePolicy::propagate;
   options.watchdog = std::chrono::duration<double>(1.5);
+  options.on_watchdog = tributary::WatchdogAction::fail;
   tributary::Context ctx(options);
   AllReduce<double> r(ctx, "withheld");
   auto a = MakeData<double>(Rank(), 0, 100), b = MakeData<double>(Rank(), 1, 100);

@@ -400,6 +400,7 @@ TEST(Keyed, CountExceededOrIndexRepeatedFailsEveryConsumer) {
 TEST(Keyed, WatchdogNamesTheKeyAndTheCountReached) {
   tributary::ContextOptions options;
   options.watchdog = std::chrono::duration<double>(0.3);
+  options.on_watchdog = tributary::WatchdogAction::fail;
   tributary::Context ctx(options);
   KeyedReduction<std::int64_t> r(ctx, "stuck");
   KeyOptions o;

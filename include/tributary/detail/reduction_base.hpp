@@ -54,6 +54,11 @@ class ReductionBase {
   /// UsageError when called before any start, and the generation's error when it failed
   /// (on every rank: a user operator that threw, a failure on another rank, a time-out).
   TaskStatus CheckReduce() { return core_->Check(); }
+  /// CheckReduce for generation `generation` (a token: Generation() + 1 before the start
+  /// it waits for): incomplete until that generation has started and completed; UsageError
+  /// for an earlier generation (its result is gone) or a later one. For code outside an
+  /// executor that may poll before the cycle's start (docs/reductions.md, "Cycles").
+  TaskStatus CheckGeneration(std::uint64_t generation) { return core_->Check(generation); }
 
   /// The current state, generation and name ("AllReduce<double> 'dt' (object 3)").
   Phase State() const noexcept { return core_->State(); }
@@ -67,14 +72,13 @@ class ReductionBase {
   /// Contributes list `list_index`'s partial value for the armed generation. The last
   /// contribution combines all partials in list-index order and starts the network phase.
   /// Returns TaskStatus::complete so it can be a task. Thread-safe across lists.
+  /// A refused contribution (UsageError: a second one from the list, an index out of
+  /// range, none armed) changes nothing.
   TaskStatus Contribute(int list_index, const T& partial) {
-    if (core_->State() == Phase::collecting && list_index >= 0 &&
-        list_index < core_->Expected()) {
-      ClaimWhere(list_index, kOnHost);
-      slots_[static_cast<std::size_t>(list_index)].value = partial;
-      if (exact_) exact_used_[static_cast<std::size_t>(list_index)] = 0;
-    }
-    if (core_->Arrive(list_index)) CombineAndLaunch();
+    ClaimHost(list_index);
+    slots_[static_cast<std::size_t>(list_index)].value = partial;
+    if (exact_) exact_used_[static_cast<std::size_t>(list_index)] = 0;
+    if (core_->Commit()) CombineAndLaunch();
     return TaskStatus::complete;
   }
 
@@ -235,12 +239,10 @@ class ReductionBase {
       if (mine && !exact_)
         throw UsageError(core_->Where() +
                          ": ExactSum partials need Determinism::rank_count_independent and the Sum operator");
-      if (mine) {
-        ClaimWhere(list_index, kOnHost);
-        exact_slots_[static_cast<std::size_t>(list_index)].assign(partials, partials + count);
-        exact_used_[static_cast<std::size_t>(list_index)] = 1;
-      }
-      if (core_->Arrive(list_index)) CombineAndLaunch();
+      ClaimHost(list_index);
+      exact_slots_[static_cast<std::size_t>(list_index)].assign(partials, partials + count);
+      exact_used_[static_cast<std::size_t>(list_index)] = 1;
+      if (core_->Commit()) CombineAndLaunch();
       return TaskStatus::complete;
     }
   }
@@ -854,6 +856,14 @@ class ReductionBase {
 
   // Where this generation's lists contribute: decided by the first, the same for all.
   static constexpr int kUndecided = 0, kOnHost = 1, kOnDevice = 2;
+  // Checks and reserves a host contribution of list `list_index` before its slot is
+  // written: every UsageError comes first, so a refused contribution changes nothing.
+  void ClaimHost(int list_index) {
+    if (core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected())
+      ClaimWhere(list_index, kOnHost);
+    core_->Claim(list_index);
+  }
+
   void ClaimWhere(int list_index, int where) {
     int seen = kUndecided;
     if (where_.compare_exchange_strong(seen, where, std::memory_order_acq_rel) || seen == where) return;

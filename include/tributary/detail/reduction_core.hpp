@@ -187,6 +187,12 @@ class ReductionCore {
   /// Records `count` contributions of list `list_index` at once (a batch's hand-wired
   /// start: every member from list 0); returns true when they were the last ones.
   bool Arrive(int list_index, int count);
+  /// Arrive in two steps, for callers that write the list's slot in between: Claim checks
+  /// and reserves the contribution (the same UsageErrors as Arrive, thrown before anything
+  /// changes, so a refused contribution never touches a slot); Commit counts it and
+  /// returns true for the last one.
+  void Claim(int list_index, int count = 1);
+  bool Commit(int count = 1);
   /// Starts the network phase (collecting -> in flight).
   void Launch(const LaunchSpec& spec);
   /// Marks this generation failed on this rank without a network phase (used when the
@@ -194,8 +200,14 @@ class ReductionCore {
   void FailLocally(const std::string& error);
 
   /// The poll: complete once the result is in place; incomplete while collecting or in
-  /// flight. Throws UsageError before any start; rethrows the generation's error.
+  /// flight, and inside an executor's cycle (CurrentCycle) while the last generation
+  /// started and completed in an earlier cycle. Throws UsageError before any start;
+  /// rethrows the generation's error. An incomplete answer also advances another
+  /// operation in flight on the Context (detail/progress.hpp).
   TaskStatus Check();
+  /// Check for generation `generation`: incomplete while it has not started (it is the
+  /// next one); UsageError for an earlier or a later generation.
+  TaskStatus Check(std::uint64_t generation);
   /// Advances the network phase without throwing (errors are kept for Check). Called by
   /// Context::Progress. Returns true when the object is no longer in flight.
   bool Advance() noexcept;
@@ -285,6 +297,13 @@ class ReductionCore {
   int flags_capacity_ = 0;
   std::chrono::steady_clock::time_point armed_at_{};
   std::atomic<std::uint64_t> last_poll_sweep_{0};
+  // The cycles (detail::CycleStamp) in which the generation was armed and completed.
+  std::atomic<std::uint64_t> armed_cycle_{0};
+  std::atomic<std::uint64_t> done_cycle_{0};
+  bool Stale() const noexcept;
+  TaskStatus CheckCurrent();
+  TaskStatus Incomplete();
+  std::atomic<unsigned> idle_polls_{0};
 
   ObjectLock mutex_;
   LaunchSpec spec_;
