@@ -5,10 +5,14 @@
 # into a results folder:
 #   *.csv        every measured variant (median, min, max, quartiles, ratio to the baseline)
 #   summary.md   the tables the programs print, in order
+#   sections/    what each section printed, one file per section
 #   *.png        latency vs message size per schedule (with the lower bound at 2 ranks),
 #                overlap, determinism cost, regional combine vs per-list reductions
+# and then refreshes the tables of docs/performance.md from sections/
+# (scripts/update-performance.sh; not with --quick or --no-doc).
 #
-#   scripts/run-benchmarks.sh [--quick | --full] [--out DIR]  (default DIR: results/<date-time>)
+#   scripts/run-benchmarks.sh [--quick | --full] [--no-doc] [--out DIR]
+#                                                     (default DIR: results/<date-time>)
 #
 # The default run measures messages up to 16 MiB per rank (reference 004 up to 16M ints) at
 # 1 to 4 ranks. --full adds reference 004's 256M-int row (where it fits in memory) and 8
@@ -21,13 +25,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 quick=()
 full=0
+doc=1
 out="$root/results/$(date +%Y%m%d-%H%M%S)"
 while (($#)); do
   case "$1" in
     --quick) quick=(--quick) ;;
     --full) full=1 ;;
+    --no-doc) doc=0 ;;
     --out) [[ $# -ge 2 ]] || { echo "--out needs a folder" >&2; exit 2; }; out="$2"; shift ;;
-    *) echo "usage: scripts/run-benchmarks.sh [--quick | --full] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: scripts/run-benchmarks.sh [--quick | --full] [--no-doc] [--out DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -48,7 +54,7 @@ command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
 cmake -S "$root" -B "$TRIBUTARY_BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTRIBUTARY_ENABLE_TESTS=OFF >/dev/null
 cmake --build "$TRIBUTARY_BUILD" -j "$TRIBUTARY_JOBS" \
   --target bench_tasks bench_reductions bench_schedules bench_device bench_blocks bench_keyed tributary-tune cg_poisson
-mkdir -p "$out"
+mkdir -p "$out/sections"
 summary="$out/summary.md"
 {
   echo "# Tributary benchmarks"
@@ -64,15 +70,18 @@ b="$TRIBUTARY_BUILD/bench"
 total=$((17 + (full ? 1 : 0)))
 done_sections=0
 started=$SECONDS
-section() {  # section TITLE COMMAND...: runs it, appends its stdout to the summary
-  local title="$1"
-  shift
+# section ID TITLE COMMAND...: runs it; its stdout goes to sections/ID.md (the blocks of
+# docs/performance.md name these IDs) and is appended to the summary.
+section() {
+  local id="$1" title="$2"
+  shift 2
   done_sections=$((done_sections + 1))
   printf '=== [%d/%d, %d s so far] %s\n' "$done_sections" "$total" $((SECONDS - started)) "$title" >&2
-  { echo; echo "## $title"; echo; "$@" 2>/dev/null; } >>"$summary"
+  "$@" 2>/dev/null >"$out/sections/$id.md"
+  { echo; echo "## $title"; echo; cat "$out/sections/$id.md"; } >>"$summary"
 }
 
-section "Task engine" "$b/tasks/bench_tasks" --benchmark_min_time=0.05
+section tasks "Task engine" "$b/tasks/bench_tasks" --benchmark_min_time=0.05
 tributary_launcher 2
 np2=("${TRIBUTARY_LAUNCH[@]}")
 tributary_launcher 4
@@ -81,34 +90,34 @@ tributary_launcher 3
 np3=("${TRIBUTARY_LAUNCH[@]}")
 tributary_launcher 1
 np1=("${TRIBUTARY_LAUNCH[@]}")
-section "Reductions at 2 ranks" "${np2[@]}" "$b/core/bench_reductions" "${quick[@]}" --csv "$out/reductions.csv"
-section "Device partials at 1 rank" "${np1[@]}" "$b/device/bench_device" "${quick[@]}" --csv "$out/device.csv"
-section "Block patterns at 2 ranks" "${np2[@]}" "$b/blocks/bench_blocks" "${quick[@]}" --csv "$out/blocks.csv"
-section "Keyed collectives at 2 ranks" "${np2[@]}" "$b/keyed/bench_keyed" "${quick[@]}" --csv "$out/keyed.csv"
+section reductions-np2 "Reductions at 2 ranks" "${np2[@]}" "$b/core/bench_reductions" "${quick[@]}" --csv "$out/reductions.csv"
+section device-np1 "Device partials at 1 rank" "${np1[@]}" "$b/device/bench_device" "${quick[@]}" --csv "$out/device.csv"
+section blocks-np2 "Block patterns at 2 ranks" "${np2[@]}" "$b/blocks/bench_blocks" "${quick[@]}" --csv "$out/blocks.csv"
+section keyed-np2 "Keyed collectives at 2 ranks" "${np2[@]}" "$b/keyed/bench_keyed" "${quick[@]}" --csv "$out/keyed.csv"
 for s in latency overlap selection determinism; do
-  section "Schedules at 2 ranks: $s" "${np2[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
+  section "schedules-$s-np2" "Schedules at 2 ranks: $s" "${np2[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
     "${limit[@]}" --csv "$out/schedules.csv"
 done
 for s in latency selection; do
-  section "Schedules at 4 ranks: $s" "${np4[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
+  section "schedules-$s-np4" "Schedules at 4 ranks: $s" "${np4[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
     "${limit[@]}" --csv "$out/schedules.csv"
 done
 if ((full)); then
   tributary_launcher 8
-  section "Schedules at 8 ranks: latency" "${TRIBUTARY_LAUNCH[@]}" "$b/schedules/bench_schedules" \
+  section schedules-latency-np8 "Schedules at 8 ranks: latency" "${TRIBUTARY_LAUNCH[@]}" "$b/schedules/bench_schedules" \
     --section latency "${limit[@]}" --csv "$out/schedules.csv"
 fi
 # Reference 004's table through its front end (the same benchmark code, at $ranks004 ranks).
-section "Reference 004" "$root/example_apps/reference004/reference004.sh" --build "$TRIBUTARY_BUILD" \
+section reference004 "Reference 004" "$root/example_apps/reference004/reference004.sh" --build "$TRIBUTARY_BUILD" \
   --ranks "$ranks004" "${quick[@]}" "${limit[@]}" --csv "$out/reference004.csv"
 for n in 2 3 4; do
   launch="np$n[@]"
-  section "Tuner at $n ranks" "${!launch}" "$b/tune/tributary-tune" "${quick[@]}" --output "$out/tuned-np$n.json" \
+  section "tune-np$n" "Tuner at $n ranks" "${!launch}" "$b/tune/tributary-tune" "${quick[@]}" --output "$out/tuned-np$n.json" \
     --csv "$out/tune.csv"
 done
 for n in 2 4; do
   launch="np$n[@]"
-  section "Conjugate gradients at $n ranks" "${!launch}" "$TRIBUTARY_BUILD/example_apps/cg_poisson" --n 128 --strips 8
+  section "cg-np$n" "Conjugate gradients at $n ranks" "${!launch}" "$TRIBUTARY_BUILD/example_apps/cg_poisson" --n 128 --strips 8
 done
 
 
@@ -208,4 +217,9 @@ set grid y
 plot "$plots/regional.dat" using 2:xtic(1) with boxes notitle
 GNUPLOT
 fi
-echo "results: $out (summary.md, *.csv, *.png)" >&2
+echo "results: $out (summary.md, sections/, *.csv, *.png)" >&2
+# The tables of docs/performance.md come from this run (a --quick run's figures are not to
+# be quoted, so it leaves them alone).
+if ((doc)) && ((${#quick[@]} == 0)); then
+  "$here/update-performance.sh" "$out" "$root/docs/performance.md"
+fi

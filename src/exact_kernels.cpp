@@ -36,9 +36,8 @@ namespace {
 // The windows the kernels take: three digits, and scalings that stay normal doubles.
 bool KernelWindow(int first, int digits) { return digits == 3 && first >= 2 && first <= 60; }
 
-// The 512-bit kernels start from this many values. Each use after a pause costs about
-// 5.5 µs here (Xeon, 2.3 GHz) while the wide units start: measured with a 2-rank exact
-// allreduce, they were 5-6 µs slower at 4096 and 8192 doubles and faster from 16384 on.
+// The 512-bit kernels start from this many values: the wide units take microseconds to
+// start after a pause, which smaller messages do not earn back (CHANGELOG.md, 0.1.0).
 constexpr std::size_t kWideFrom = 16384;
 
 // What a deposit does besides writing: nothing, check the values against the window

@@ -1,7 +1,12 @@
 // The factory that makes the schedule of a reduction.
 
+#include "schedules/knomial.hpp"
 #include "schedules/mpi_library.hpp"
-#include "schedules/p2p.hpp"
+#include "schedules/node_aware.hpp"
+#include "schedules/pipelined_tree.hpp"
+#include "schedules/rabenseifner.hpp"
+#include "schedules/recursive_doubling.hpp"
+#include "schedules/ring.hpp"
 #include "tributary/detail/schedule.hpp"
 #include "tributary/errors.hpp"
 

@@ -68,7 +68,7 @@ class OpHolderBase {
 
 /// inout[i] = op(in[i], inout[i]) in index order; `in` and `inout` never overlap. Unrolled
 /// by eight so that GCC's -O2 (whose cost model vectorizes no loop of unknown length)
-/// still vectorizes the body: 3.5x faster for int sums, 2x for double, measured.
+/// still vectorizes the body (what that gained: CHANGELOG.md, 0.1.0).
 template <class Op, class E>
 void CombineRange(const Op& op, const E* __restrict in, E* __restrict inout, std::size_t n) {
   const std::size_t bulk = n - n % 8;
