@@ -81,8 +81,9 @@ class TaskList {
   /// Adds a task that calls the member function `f` of `*object` with `args`, where `f`
   /// names an overload set or a member template, as task-list codes write it:
   /// `AddTask(dep, &AllReduce<double>::StartReduce, &r, MPI_SUM)`. The member is the one
-  /// that takes exactly the decayed argument types and returns TaskStatus; a single
-  /// non-template member function goes to the overload above.
+  /// declared in (or inherited into) the object's class that takes exactly the decayed
+  /// argument types and returns TaskStatus. A member pointer that names one function
+  /// (`&AllReduce<double>::CheckReduce`) works with the overloads above as well.
   template <class Object, class... Args>
   TaskID AddTask(TaskID dependency, detail::MemberTask<Object, Args...> f, Object* object,
                  Args&&... args) {
