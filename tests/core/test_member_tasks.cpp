@@ -53,8 +53,8 @@ TEST(MemberTasks, ReduceWithRootAndMpiOp) {
   const int root = Size() - 1;
   const auto status = RunOneList(ctx, [&](tributary::TaskList& tl) {
     auto fill = tl.AddTask(TaskID(), [&] { r.val = Rank() + 1.0; });
-    auto start = tl.AddTask(fill, "start", &tributary::Reduce<double>::StartReduce, &r, root,
-                            MPI_SUM);
+    auto start =
+        tl.AddTask(fill, "start", &tributary::Reduce<double>::StartReduce, &r, root, MPI_SUM);
     auto check = tl.AddTask(start, "check", &tributary::Reduce<double>::CheckReduce, &r);
     tl.AddTask(check, [&] { seen = r.val; });
   });
@@ -76,8 +76,7 @@ TEST(MemberTasks, AllReduceWithTributaryOperator) {
       sum.val = Rank() + 1.0;
       max.val = Rank();
     });
-    auto s1 = tl.AddTask(fill, &tributary::AllReduce<double>::StartReduce, &sum,
-                         tributary::Sum{});
+    auto s1 = tl.AddTask(fill, &tributary::AllReduce<double>::StartReduce, &sum, tributary::Sum{});
     auto s2 = tl.AddTask(fill, "start max", &tributary::AllReduce<int>::StartReduce, &max,
                          tributary::Max{});
     auto c1 = tl.AddTask(s1, &tributary::AllReduce<double>::CheckReduce, &sum);
