@@ -54,17 +54,20 @@ if(TRIBUTARY_ENABLE_MPI)
       set(TRIBUTARY_PKG_MPI_${property} "${value}")
     endif()
   endforeach()
-  if(NOT TRIBUTARY_PKG_MPI_LINK_LIBRARIES)
-    message(FATAL_ERROR "Tributary: MPI::MPI_C names no library; the package could not "
-                        "bring the MPI it is built with")
-  endif()
   if(MPI_CXX_COMPILER)
     set(TRIBUTARY_PKG_MPI_COMPILER "${MPI_CXX_COMPILER}")
   else()
     set(TRIBUTARY_PKG_MPI_COMPILER "${MPI_C_COMPILER}")
   endif()
-  message(STATUS "Tributary: the package brings ${TRIBUTARY_PKG_MPI_NAME} "
-                 "(${TRIBUTARY_PKG_MPI_LINK_LIBRARIES})")
+  if(TRIBUTARY_PKG_MPI_LINK_LIBRARIES)
+    message(STATUS "Tributary: the package brings ${TRIBUTARY_PKG_MPI_NAME} "
+                   "(${TRIBUTARY_PKG_MPI_LINK_LIBRARIES})")
+  else()
+    # The compiler is an MPI wrapper (FindMPI then names no library): a project that uses
+    # the package must compile with the same wrapper.
+    message(STATUS "Tributary: the compiler itself brings ${TRIBUTARY_PKG_MPI_NAME}; "
+                   "projects using the package must compile with ${CMAKE_CXX_COMPILER}")
+  endif()
 endif()
 
 install(EXPORT TributaryTargets NAMESPACE Tributary:: DESTINATION "${TRIBUTARY_CMAKE_DIR}")
