@@ -1,9 +1,10 @@
 # Finds Tributary's dependencies. Used by the build and, installed, by TributaryConfig.cmake
 # so that a user's find_package(Tributary) finds the same libraries. Expects the
-# TRIBUTARY_ENABLE_* variables to be set.
+# TRIBUTARY_ENABLE_* variables to be set. MPI is found here only for the build: the installed
+# package brings the MPI it was built with itself (TributaryConfig.cmake, Tributary::mpi).
 include(CMakeFindDependencyMacro)
 
-if(TRIBUTARY_ENABLE_MPI)
+if(TRIBUTARY_ENABLE_MPI AND NOT _tributary_in_package)
   find_dependency(MPI COMPONENTS C)
 endif()
 

@@ -92,3 +92,22 @@ function(tributary_add_mpi_suite)
     tributary_mpi_environment(${test})
   endforeach()
 endfunction()
+
+# tributary_add_command_line_test(target [MPI])
+#   Registers cli.<target>: `target --help` exits 0 and prints the usage, and
+#   `target --no-such-option` exits non-zero with an error that names the option. With MPI
+#   (and an MPI build) the program runs on one rank through the launcher.
+function(tributary_add_command_line_test target)
+  cmake_parse_arguments(T "MPI" "" "" ${ARGN})
+  set(launch "")
+  if(T_MPI AND TRIBUTARY_ENABLE_MPI)
+    tributary_mpi_command(launch 1)
+  endif()
+  string(REPLACE ";" "|" launch "${launch}")
+  add_test(NAME cli.${target}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${target}> "-DLAUNCH=${launch}"
+                   -P ${PROJECT_SOURCE_DIR}/tests/support/check_command_line.cmake)
+  set_tests_properties(cli.${target} PROPERTIES LABELS "unit;cli;np1" TIMEOUT 120 PROCESSORS 1
+                       PASS_REGULAR_EXPRESSION "cli: .* rejects --no-such-option")
+  tributary_mpi_environment(cli.${target})
+endfunction()

@@ -152,11 +152,18 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick) {
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
-    bool quick = false;
-    for (int i = 1; i < argc; ++i) quick = quick || std::string(argv[i]) == "--quick";
     tb::Options defaults;
     defaults.repetitions = 7;
-    const tb::Options o = tb::ParseOptions(argc, argv, defaults);
+    tb::CommandLine cl(
+        "Block reduction patterns (merge-reduce, all-reduce, swap-reduce, "
+        "all-to-all) against the MPI library.",
+        defaults);
+    if (const int code = cl.Parse(argc, argv); code >= 0) {
+      MPI_Finalize();
+      return code;
+    }
+    const bool quick = cl.quick;
+    const tb::Options o = cl.options;
     tributary::Context ctx;
     Reductions(o, ctx, quick);
     AllToAll(o, ctx, quick);

@@ -215,7 +215,12 @@ int main(int argc, char** argv) {
     defaults.iterations = 2000;
     defaults.repetitions = 9;
     defaults.warmup = 200;
-    const tb::Options o = tb::ParseOptions(argc, argv, defaults);
+    tb::CommandLine cl("The reduction layer's costs against MPI_Iallreduce + MPI_Test.", defaults);
+    if (const int code = cl.Parse(argc, argv); code >= 0) {
+      MPI_Finalize();
+      return code;
+    }
+    const tb::Options o = cl.options;
     tributary::Context ctx;
     MPI_Comm raw;
     MPI_Comm_dup(MPI_COMM_WORLD, &raw);

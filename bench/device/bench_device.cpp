@@ -150,9 +150,17 @@ int main(int argc, char** argv) {
     defaults.iterations = 2000;
     defaults.repetitions = 9;
     defaults.warmup = 100;
-    bool quick = false;
-    for (int i = 1; i < argc; ++i) quick = quick || std::string(argv[i]) == "--quick";
-    const tb::Options o = tb::ParseOptions(argc, argv, defaults);
+    tb::CommandLine cl(
+        "Device partials: bandwidth of a device partial sum, and many lists' "
+        "device partials combined on the device.",
+        defaults);
+    if (const int code = cl.Parse(argc, argv); code >= 0) {
+      Kokkos::finalize();
+      MPI_Finalize();
+      return code;
+    }
+    const bool quick = cl.quick;
+    const tb::Options o = cl.options;
     tributary::Context ctx;
     Bandwidth(o, ctx, quick);
     Lists(o, ctx);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 namespace tributary::bench {
 
@@ -112,22 +113,37 @@ void Runner::Report() const {
         << r.q3_s << ',' << r.ratio << '\n';
 }
 
-Options ParseOptions(int argc, char** argv, Options o) {
-  for (int i = 1; i < argc; ++i) {
-    auto next = [&](int& out) {
-      if (i + 1 < argc) out = std::atoi(argv[++i]);
-    };
-    if (!std::strcmp(argv[i], "--iterations")) next(o.iterations);
-    else if (!std::strcmp(argv[i], "--repetitions")) next(o.repetitions);
-    else if (!std::strcmp(argv[i], "--warmup")) next(o.warmup);
-    else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) o.csv = argv[++i];
-    else if (!std::strcmp(argv[i], "--quick")) {
-      o.iterations = 5;
-      o.repetitions = 2;
-      o.warmup = 1;
-    }
+CommandLine::CommandLine(std::string description, Options defaults)
+    : app(std::move(description)), options(std::move(defaults)) {
+  iterations_ = app.add_option("--iterations", options.iterations,
+                               "Timed iterations per variant per repetition")
+                    ->capture_default_str();
+  repetitions_ =
+      app.add_option("--repetitions", options.repetitions, "Repetitions; the median is reported")
+          ->capture_default_str();
+  warmup_ = app.add_option("--warmup", options.warmup, "Untimed iterations per variant")
+                ->capture_default_str();
+  app.add_option("--csv", options.csv, "CSV file to append the results to");
+  app.add_flag("--quick", quick,
+               "Very few iterations (5, 2 repetitions, 1 warm-up) and small messages: checks "
+               "that every variant runs and is right");
+}
+
+int CommandLine::Parse(int argc, char** argv) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (rank == 0) return app.exit(e);
+    return e.get_exit_code();
   }
-  return o;
+  if (quick) {
+    if (iterations_->count() == 0) options.iterations = 5;
+    if (repetitions_->count() == 0) options.repetitions = 2;
+    if (warmup_->count() == 0) options.warmup = 1;
+  }
+  return -1;
 }
 
 double MedianOf(const std::vector<Result>& results, const std::string& variant) {

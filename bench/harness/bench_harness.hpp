@@ -10,12 +10,13 @@
 //  - Output: a markdown table on stdout (rank 0) and CSV rows appended to a file.
 #pragma once
 
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
 #include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <mpi.h>
 
 namespace tributary::bench {
 
@@ -66,9 +67,31 @@ class Runner {
   std::vector<Result> results_;
 };
 
-/// Parses --iterations N --repetitions N --warmup N --csv FILE --quick from argv into
-/// `options` (unknown arguments are left for the caller).
-Options ParseOptions(int argc, char** argv, Options defaults = {});
+/// A benchmark's command line (CLI11): the options every benchmark takes, --iterations N
+/// --repetitions N --warmup N --csv FILE --quick, plus the program's own, added to `app`
+/// before Parse. --help prints the usage; an unknown option is an error.
+class CommandLine {
+ public:
+  CommandLine(std::string description, Options defaults);
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+
+  /// Parses argv on every rank (after MPI_Init). Returns -1 when the program goes on, else
+  /// the code to exit with (after MPI_Finalize): 0 after --help, non-zero after a bad or
+  /// unknown option. Only rank 0 prints the usage or the error.
+  int Parse(int argc, char** argv);
+
+  CLI::App app;
+  /// The harness options; after --quick, very few iterations (unless given explicitly).
+  Options options;
+  /// --quick: very few iterations and small messages, every result still checked.
+  bool quick = false;
+
+ private:
+  CLI::Option* iterations_;
+  CLI::Option* repetitions_;
+  CLI::Option* warmup_;
+};
 
 /// `base` with iteration and warm-up counts for one message of `bytes` that keep a
 /// variant near 0.1-0.3 s per repetition on the development machine (`quick`: unchanged).

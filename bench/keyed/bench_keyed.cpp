@@ -60,7 +60,15 @@ int main(int argc, char** argv) {
     defaults.iterations = 2000;
     defaults.repetitions = 9;
     defaults.warmup = 200;
-    const tb::Options o = tb::ParseOptions(argc, argv, defaults);
+    tb::CommandLine cl(
+        "Keyed collectives with known and unknown local counts against "
+        "MPI_Iallreduce.",
+        defaults);
+    if (const int code = cl.Parse(argc, argv); code >= 0) {
+      MPI_Finalize();
+      return code;
+    }
+    const tb::Options o = cl.options;
     tributary::Context ctx;
     Cycle(o, ctx, 1);
     Cycle(o, ctx, 8);

@@ -567,23 +567,22 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int code = 0;
   {
-    tb::Options o = tb::ParseOptions(argc, argv, tb::Options{20, 200, 7, "", true});
-    o.repetitions = std::max(o.repetitions, 1);
-    bool quick = false;
+    tb::CommandLine cl(
+        "Tributary's schedules against the MPI library: latency, overlap, reference 004's "
+        "reduce, selection cost and determinism cost.",
+        tb::Options{20, 200, 7, "", true});
     std::string section;
     std::size_t max_bytes = std::size_t(1) << 40;
-    for (int i = 1; i < argc; ++i) {
-      if (!std::strcmp(argv[i], "--quick")) quick = true;
-      if (!std::strcmp(argv[i], "--section") && i + 1 < argc) section = argv[++i];
-      if (!std::strcmp(argv[i], "--max-bytes") && i + 1 < argc) max_bytes = std::strtoull(argv[++i], nullptr, 10);
-    }
-    if (quick) max_bytes = std::min<std::size_t>(max_bytes, 1u << 20);
-    if (!section.empty() && section != "latency" && section != "overlap" && section != "reduce004" &&
-        section != "selection" && section != "determinism") {
-      std::fprintf(stderr, "unknown --section '%s' (latency, overlap, reduce004, selection, determinism)\n",
-                   section.c_str());
-      code = 2;
-    } else {
+    cl.app.add_option("--section", section, "Run one section only")
+        ->check(CLI::IsMember({"latency", "overlap", "reduce004", "selection", "determinism"}));
+    cl.app.add_option("--max-bytes", max_bytes, "Largest message in bytes (--quick: 1 MiB)");
+    code = cl.Parse(argc, argv);
+    if (code < 0) {
+      code = 0;
+      tb::Options o = cl.options;
+      o.repetitions = std::max(o.repetitions, 1);
+      const bool quick = cl.quick;
+      if (quick) max_bytes = std::min<std::size_t>(max_bytes, 1u << 20);
       if (section.empty() || section == "latency") Latency(o, quick, max_bytes);
       if (section.empty() || section == "overlap") Overlap(o, quick, max_bytes);
       if (section.empty() || section == "reduce004") Reduce004(o, quick, max_bytes);

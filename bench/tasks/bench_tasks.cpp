@@ -2,7 +2,10 @@
 // serial and the threaded executor. Google Benchmark; single process, no MPI.
 #include <benchmark/benchmark.h>
 
+#include <CLI/CLI.hpp>
 #include <climits>
+#include <string>
+#include <vector>
 
 #include "tributary/tasks.hpp"
 
@@ -74,4 +77,29 @@ BENCHMARK(BM_PollThreaded)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->UseR
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// Google Benchmark's own options (--benchmark_filter=REGEX, --benchmark_format=json, ...) are
+// passed on to it; any other option is an error.
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Cost of the task engine: per no-op task and per poll of an incomplete task, on the "
+      "serial and the threaded executor.\nGoogle Benchmark's options (--benchmark_filter=REGEX, "
+      "--benchmark_format=json, --benchmark_list_tests, ...) are passed on to it."};
+  app.allow_extras();
+  std::vector<std::string> passed{argv[0]}, unknown;
+  try {
+    app.parse(argc, argv);
+    for (std::string& arg : app.remaining())
+      (arg.rfind("--benchmark_", 0) == 0 ? passed : unknown).push_back(std::move(arg));
+    if (!unknown.empty()) throw CLI::ExtrasError(unknown);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  std::vector<char*> args;
+  for (std::string& arg : passed) args.push_back(arg.data());
+  int nargs = static_cast<int>(args.size());
+  benchmark::Initialize(&nargs, args.data());
+  if (benchmark::ReportUnrecognizedArguments(nargs, args.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

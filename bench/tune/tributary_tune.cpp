@@ -221,26 +221,22 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::string output = "tributary-selection.json";
   std::size_t max_bytes = 4u << 20;
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--output") && i + 1 < argc)
-      output = argv[++i];
-    else if (!std::strcmp(argv[i], "--max-bytes") && i + 1 < argc)
-      max_bytes = std::strtoull(argv[++i], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--quick"))
-      quick = true;
-    else if (!std::strcmp(argv[i], "--help")) {
-      if (rank == 0)
-        std::printf(
-            "usage: mpiexec -n P tributary-tune [--output FILE] [--max-bytes N] [--quick]\n"
-            "       [--iterations N] [--repetitions N] [--warmup N] [--csv FILE]\n");
-      MPI_Finalize();
-      return 0;
-    }
+  tb::Options defaults;
+  defaults.repetitions = 5;
+  tb::CommandLine cl(
+      "Measures every schedule of every collective on this machine and communicator, and "
+      "writes a selection tree that picks the fastest at each message size.\n"
+      "Run as: mpiexec -n P tributary-tune [options]",
+      defaults);
+  cl.app.add_option("--output", output, "Selection tree to write")->capture_default_str();
+  cl.app.add_option("--max-bytes", max_bytes, "Largest message in bytes (--quick: 64 KiB)")
+      ->capture_default_str();
+  if (const int code = cl.Parse(argc, argv); code >= 0) {
+    MPI_Finalize();
+    return code;
   }
-  tb::Options base;
-  base.repetitions = 5;
-  base = tb::ParseOptions(argc, argv, base);
+  const bool quick = cl.quick;
+  const tb::Options base = cl.options;
   if (quick) max_bytes = std::min<std::size_t>(max_bytes, 64u << 10);
 
   std::vector<std::size_t> sizes;

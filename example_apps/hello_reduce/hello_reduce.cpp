@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "../command_line.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {
@@ -28,11 +29,21 @@ int main(int argc, char** argv) {
 #if TRIBUTARY_HAVE_MPI
   MPI_Init(&argc, &argv);
 #endif
+  int steps = 5;
+  CLI::App app{"The smallest useful Tributary program: a batch (a Min and a Sum) per step."};
+  app.add_option("steps", steps, "Time steps")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  if (const int code = examples::ParseCommandLine(app, argc, argv); code >= 0) {
+#if TRIBUTARY_HAVE_MPI
+    MPI_Finalize();
+#endif
+    return code;
+  }
   int rc = 0;
   {
     tributary::Context ctx;
     const int rank = ctx.Rank(), size = ctx.Size();
-    const int steps = argc > 1 ? std::atoi(argv[1]) : 5;
 
     // Rank r owns (r % 3) + 1 blocks, except that rank 1 of 4 or more owns none.
     const int nblocks = (size >= 4 && rank == 1) ? 0 : rank % 3 + 1;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../command_line.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {
@@ -44,11 +45,25 @@ int main(int argc, char** argv) {
 #if TRIBUTARY_HAVE_MPI
   MPI_Init(&argc, &argv);
 #endif
+  int blocks = 12, nbins = 1000, radix = 2;
+  CLI::App app{"A global histogram binned per block, then swap-reduced into one slice per block."};
+  app.add_option("blocks", blocks, "Blocks in the 2-D grid")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("bins", nbins, "Histogram bins")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("radix", radix, "Partners per swap round")
+      ->check(CLI::Range(2, 1 << 20))
+      ->capture_default_str();
+  if (const int code = examples::ParseCommandLine(app, argc, argv); code >= 0) {
+#if TRIBUTARY_HAVE_MPI
+    MPI_Finalize();
+#endif
+    return code;
+  }
   int status = 0;
   {
-    const int blocks = argc > 1 ? std::atoi(argv[1]) : 12;
-    const int nbins = argc > 2 ? std::atoi(argv[2]) : 1000;
-    const int radix = argc > 3 ? std::atoi(argv[3]) : 2;
     tributary::Context ctx;
     const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 2, ctx.Size());
     tributary::BlockReduction<Block> swap(

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "../command_line.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {
@@ -40,11 +41,25 @@ int main(int argc, char** argv) {
 #if TRIBUTARY_HAVE_MPI
   MPI_Init(&argc, &argv);
 #endif
+  int n = 3000, regions = 5, steps = 10;
+  CLI::App app{"Per-region particle totals every step through a keyed collective."};
+  app.add_option("particles", n, "Particles in all")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("regions", regions, "Regions (keys)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("steps", steps, "Time steps")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  if (const int code = examples::ParseCommandLine(app, argc, argv); code >= 0) {
+#if TRIBUTARY_HAVE_MPI
+    MPI_Finalize();
+#endif
+    return code;
+  }
   int status = 0;
   {
-    const int n = argc > 1 ? std::atoi(argv[1]) : 3000;
-    const int regions = argc > 2 ? std::atoi(argv[2]) : 5;
-    const int steps = argc > 3 ? std::atoi(argv[3]) : 10;
     tributary::Context ctx;
     const int p = ctx.Size(), me = ctx.Rank();
 

@@ -1,6 +1,12 @@
-# Installs the build into a prefix inside the build tree, then configures, builds and runs
-# a separate project (and the example apps) against it with find_package(Tributary).
-# Variables: BUILD_DIR, PREFIX, CONSUMER, EXAMPLES, WORK, LAUNCH (a ;-list), CMAKE_ARGS.
+# Installs a Tributary build into a prefix, then configures, builds and runs a separate
+# C++-only project (and, with EXAMPLES, the example apps) against it, given only
+# CMAKE_PREFIX_PATH, as a user would. The consumer links the MPI the package was built with
+# (checked with ldd) and runs at 1 and 2 ranks with the launcher the package names.
+# With OTHER_MPI_CXX (another MPI's mpicxx), a consumer that finds that MPI before or after
+# Tributary must fail to configure with a message naming Tributary's MPI; with SAME_MPI_CXX,
+# one that finds Tributary's own MPI must configure.
+# Variables: BUILD_DIR, PREFIX, WORK, CONSUMER; optional: EXAMPLES, CMAKE_ARGS (a ;-list),
+# SAME_MPI_CXX, OTHER_MPI_CXX.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -11,7 +17,11 @@ endfunction()
 
 file(REMOVE_RECURSE "${PREFIX}" "${WORK}")
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${PREFIX}")
-foreach(project consumer examples)
+set(projects consumer)
+if(EXAMPLES)
+  list(APPEND projects examples)
+endif()
+foreach(project IN LISTS projects)
   if(project STREQUAL consumer)
     set(src "${CONSUMER}")
   else()
@@ -21,6 +31,63 @@ foreach(project consumer examples)
       ${CMAKE_ARGS})
   run(${CMAKE_COMMAND} --build "${WORK}/${project}")
 endforeach()
-run(${LAUNCH} "${WORK}/consumer/consumer")
-run(${LAUNCH} "${WORK}/examples/hello_reduce" 2)
+
+# The MPI the package names, and the launcher that goes with it.
+include("${WORK}/consumer/tributary-mpi.cmake")
+set(ranks 1)
+set(launch_flags "")
+if(MPI_KIND)
+  message(STATUS "install test: the package brings ${MPI_NAME} (${MPI_KIND}), launched with ${MPIEXEC}")
+  set(ranks 1 2)
+  if(MPI_KIND STREQUAL "openmpi")
+    set(launch_flags --oversubscribe)
+    set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+    set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+  endif()
+  find_program(ldd ldd)
+  if(ldd AND MPI_KIND MATCHES "^(openmpi|mpich)$")
+    execute_process(COMMAND ${ldd} "${WORK}/consumer/consumer" OUTPUT_VARIABLE linked)
+    set(expected "libmpi\\.so")
+    set(forbidden "libmpich")
+    if(MPI_KIND STREQUAL "mpich")
+      set(expected "libmpich")
+      set(forbidden "libmpi\\.so")
+    endif()
+    if(NOT linked MATCHES "${expected}" OR linked MATCHES "${forbidden}")
+      message(FATAL_ERROR "install test: the consumer does not link ${MPI_NAME} alone:\n${linked}")
+    endif()
+    message(STATUS "install test: the consumer links ${MPI_NAME} only")
+  endif()
+endif()
+
+foreach(np IN LISTS ranks)
+  set(launch "")
+  if(MPI_KIND)
+    set(launch "${MPIEXEC}" -n ${np} ${launch_flags})
+  endif()
+  run(${launch} "${WORK}/consumer/consumer")
+  if(EXAMPLES)
+    run(${launch} "${WORK}/examples/hello_reduce" 2)
+  endif()
+endforeach()
+
+# A consumer that also finds MPI itself: the same MPI configures, another one does not.
+foreach(when BEFORE AFTER)
+  if(SAME_MPI_CXX)
+    run(${CMAKE_COMMAND} -S "${CONSUMER}" -B "${WORK}/same-${when}" "-DCMAKE_PREFIX_PATH=${PREFIX}"
+        ${CMAKE_ARGS} -DTRIBUTARY_CONSUMER_FIND_MPI=${when} "-DMPI_CXX_COMPILER=${SAME_MPI_CXX}")
+  endif()
+  if(OTHER_MPI_CXX)
+    execute_process(COMMAND ${CMAKE_COMMAND} -S "${CONSUMER}" -B "${WORK}/other-${when}"
+                            "-DCMAKE_PREFIX_PATH=${PREFIX}" ${CMAKE_ARGS}
+                            -DTRIBUTARY_CONSUMER_FIND_MPI=${when} "-DMPI_CXX_COMPILER=${OTHER_MPI_CXX}"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    string(REGEX REPLACE "[ \t\r\n]+" " " flat "${out}")
+    if(rc EQUAL 0 OR NOT flat MATCHES "Tributary was built with ${MPI_NAME}")
+      message(FATAL_ERROR "install test: a consumer that finds ${OTHER_MPI_CXX}'s MPI ${when} "
+                          "Tributary configured, or failed without naming ${MPI_NAME}:\n${out}")
+    endif()
+    message(STATUS "install test: finding another MPI ${when} Tributary fails, naming ${MPI_NAME}")
+  endif()
+endforeach()
 message(STATUS "install test: consumer and examples built and ran against ${PREFIX}")

@@ -38,6 +38,16 @@ struct ListRuntime;
 struct RegionalGroup;
 struct SublistBarrier;
 class TaskEngine;
+
+// A member function pointer type spelled so that it is never deduced from the argument: the
+// object and argument types, deduced from the other arguments, pick the overload (or the
+// template's arguments) of an overloaded member named by `&Class::Member`.
+template <class T>
+struct TypeIdentity {
+  using type = T;
+};
+template <class Object, class... Args>
+using MemberTask = typename TypeIdentity<TaskStatus (Object::*)(std::decay_t<Args>...)>::type;
 }  // namespace detail
 
 /// An ordered set of tasks with dependencies. Tasks are callables returning TaskStatus
@@ -66,6 +76,27 @@ class TaskList {
   TaskID AddTask(TaskID dependency, std::string label, F&& f, Args&&... args) {
     return AddTaskImpl(std::move(dependency), std::move(label),
                        Bind(std::forward<F>(f), std::forward<Args>(args)...));
+  }
+
+  /// Adds a task that calls the member function `f` of `*object` with `args`, where `f`
+  /// names an overload set or a member template, as task-list codes write it:
+  /// `AddTask(dep, &AllReduce<double>::StartReduce, &r, MPI_SUM)`. The member is the one
+  /// declared in (or inherited into) the object's class that takes exactly the decayed
+  /// argument types and returns TaskStatus. A member pointer that names one function
+  /// (`&AllReduce<double>::CheckReduce`) works with the overloads above as well.
+  template <class Object, class... Args>
+  TaskID AddTask(TaskID dependency, detail::MemberTask<Object, Args...> f, Object* object,
+                 Args&&... args) {
+    return AddTaskImpl(std::move(dependency), std::string(),
+                       Bind(f, object, std::forward<Args>(args)...));
+  }
+
+  /// As above, with a label.
+  template <class Object, class... Args>
+  TaskID AddTask(TaskID dependency, std::string label, detail::MemberTask<Object, Args...> f,
+                 Object* object, Args&&... args) {
+    return AddTaskImpl(std::move(dependency), std::move(label),
+                       Bind(f, object, std::forward<Args>(args)...));
   }
 
   /// Adds an iterative sublist that starts once `dependency` has completed. Its tasks run
