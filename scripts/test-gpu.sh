@@ -4,6 +4,8 @@
 # (scripts/build-kokkos.sh), builds Tributary, runs the device suites, the examples and the
 # device benchmark, and writes a short report with the figures.
 #   scripts/test-gpu.sh [--compile-only] [--backend cuda|hip] [--arch ARCH] [--out DIR]
+# The backend is the GPU's (nvidia-smi, rocminfo); without a GPU, CUDA if nvcc is found,
+# else HIP; --backend chooses.
 # ARCH is Kokkos' name without the prefix (HOPPER90, AMPERE80, AMD_GFX90A, AMD_GFX942, ...);
 # by default it comes from the GPU (nvidia-smi's compute capability, rocminfo's gfx name).
 # Without a GPU it compiles for a default architecture (AMPERE80, AMD_GFX90A), runs
@@ -22,14 +24,17 @@ while (($#)); do
     --backend) backend="$2"; shift 2 ;;
     --arch) arch="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "test-gpu: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 say() { echo "test-gpu: $*" >&2; }
 
+# The backend of the GPU that is there; without one, the first compiler found.
 if [[ -z "$backend" ]]; then
-  if command -v nvcc >/dev/null 2>&1; then backend=cuda
+  if command -v nvcc >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then backend=cuda
+  elif command -v hipcc >/dev/null 2>&1 && rocminfo 2>/dev/null | grep -qE 'gfx[0-9a-f]+'; then backend=hip
+  elif command -v nvcc >/dev/null 2>&1; then backend=cuda
   elif command -v hipcc >/dev/null 2>&1; then backend=hip
   else say "neither nvcc (CUDA) nor hipcc (HIP) found"; exit 1; fi
 fi
