@@ -24,7 +24,7 @@ while (($#)); do
     --backend) backend="$2"; shift 2 ;;
     --arch) arch="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "test-gpu: unknown argument $1" >&2; exit 2 ;;
   esac
 done
