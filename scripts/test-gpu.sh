@@ -55,6 +55,12 @@ case "$backend" in
       esac
     fi
     default_arch=AMPERE80
+    # Kokkos 4.6.01 predates CUDA 13's runtime API (cudaGraphAddDependencies,
+    # cudaMemPrefetchAsync): its CUDA backend does not compile there (checked: CUDA 13.0).
+    cuda_major=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\..*/\1/p' | head -n 1)
+    if [[ -n "$cuda_major" ]] && ((cuda_major >= 13)); then
+      say "warning: nvcc is CUDA $cuda_major; Kokkos 4.6.01 does not compile with CUDA 13 (use CUDA 12 or older)"
+    fi
     cxx=nvcc_wrapper  # Kokkos' wrapper around nvcc, taken from the tarball
     backend_flags=(-DKokkos_ENABLE_CUDA=ON)
     ;;
