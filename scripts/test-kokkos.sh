@@ -6,6 +6,9 @@
 # TRIBUTARY_BUILD (default build/kokkos-<name of Kokkos_ROOT>) and the OpenMP variables
 # (OMP_NUM_THREADS, OMP_PROC_BIND) pass through; the device suite, the core suites and the
 # example run by default (-L 'device|core|example'), add ctest arguments to change that.
+# TRIBUTARY_TARGETS (targets separated by spaces) builds only those instead of everything.
+# Kokkos 4 from the tarball in ../shared/deps: Kokkos_ROOT=$(scripts/build-kokkos.sh
+# -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON) scripts/test-kokkos.sh
 set -euo pipefail
 : "${Kokkos_ROOT:?set Kokkos_ROOT to a Kokkos install prefix}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,7 +18,9 @@ tributary_configure -DKokkos_ROOT="$Kokkos_ROOT" -DCMAKE_PREFIX_PATH="$Kokkos_RO
 grep -E '^(Kokkos_DIR|Kokkos_VERSION)' "$TRIBUTARY_BUILD/CMakeCache.txt" || true
 grep -hE '#define KOKKOS_ENABLE_(SERIAL|OPENMP|THREADS|CUDA|HIP|SYCL)$' \
   "$Kokkos_ROOT"/include/KokkosCore_config.h 2>/dev/null || true
-cmake --build "$TRIBUTARY_BUILD" -j "$TRIBUTARY_JOBS"
+targets=()
+[[ -n "${TRIBUTARY_TARGETS:-}" ]] && read -r -a targets <<<"--target $TRIBUTARY_TARGETS"
+cmake --build "$TRIBUTARY_BUILD" -j "$TRIBUTARY_JOBS" "${targets[@]}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" OMP_PROC_BIND="${OMP_PROC_BIND:-false}"
 if (($#)); then
   ctest --test-dir "$TRIBUTARY_BUILD" --output-on-failure "$@"

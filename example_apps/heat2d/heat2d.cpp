@@ -12,9 +12,15 @@
 // an ExactSum by Kokkos, then the cell area applied once), so its bits do not depend on the
 // number of ranks or on how the grid is cut into blocks (a test compares them).
 //
+// Every kernel runs on Kokkos' default execution space, and the fields live in its memory
+// (the GPU's in a CUDA or HIP build of Kokkos, the host's otherwise). Halo edges are packed
+// into device buffers by a kernel; MPI reads those buffers directly when the Context says the
+// library reads device memory, and host copies of them otherwise.
+//
 //   mpiexec -n 4 ./heat2d [--nx 64 --ny 64 --bx 4 --by 4 --steps 20
 //                          --mode fast|run_to_run|rank_count_independent
-//                          --layout contiguous|round_robin]
+//                          --layout contiguous|round_robin
+//                          --device-aware-mpi off|on|detect]
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -33,8 +39,11 @@
 
 namespace {
 
-using Space = Kokkos::DefaultHostExecutionSpace;
-using Field = Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+using Space = Kokkos::DefaultExecutionSpace;
+using Memory = Space::memory_space;
+using Field = Kokkos::View<double**, Kokkos::LayoutRight, Memory>;
+using Edge = Kokkos::View<double*, Memory>;
+using HostEdge = Edge::HostMirror;
 using Range2 = Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>;
 
 constexpr double kPi = 3.14159265358979323846;
@@ -63,7 +72,7 @@ constexpr Side kOpposite[] = {kEast, kWest, kNorth, kSouth};
 
 struct Config {
   int nx = 64, ny = 64, bx = 4, by = 4, steps = 20;
-  std::string mode = "fast", layout = "contiguous";
+  std::string mode = "fast", layout = "contiguous", device_mpi = "off";
 };
 
 // One block: its cells with one ghost layer, and its halo messages.
@@ -73,7 +82,8 @@ struct Block {
   int x0 = 0, y0 = 0;          // global index of the first interior cell
   Field u, unew;
   int neighbour[4] = {0, 0, 0, 0};  // global ids
-  std::vector<double> send[4], recv[4];
+  Edge send[4], recv[4];            // where the kernels pack and unpack
+  HostEdge send_host[4], recv_host[4];  // what MPI reads and writes when staging
   MPI_Request requests[8];
 };
 
@@ -93,26 +103,34 @@ double Initial(const Config& c, int gx, int gy) {
          0.25 * std::cos(6 * kPi * (x + y)) + 0.3 * bump;
 }
 
-void PackEdges(Block& b) {
-  for (int j = 0; j < b.ny; ++j) {
-    b.send[kWest][j] = b.u(1, j + 1);
-    b.send[kEast][j] = b.u(b.nx, j + 1);
+// Copies edge cells into the send buffers (`to_ghosts` false) or received edges into the
+// ghost cells (`to_ghosts` true), one kernel over the longer edge.
+struct Halo {
+  Field u;
+  Edge west, east, south, north;
+  int nx, ny;
+  bool to_ghosts;
+  KOKKOS_INLINE_FUNCTION void operator()(const int k) const {
+    if (to_ghosts) {
+      if (k < ny) u(0, k + 1) = west(k), u(nx + 1, k + 1) = east(k);
+      if (k < nx) u(k + 1, 0) = south(k), u(k + 1, ny + 1) = north(k);
+    } else {
+      if (k < ny) west(k) = u(1, k + 1), east(k) = u(nx, k + 1);
+      if (k < nx) south(k) = u(k + 1, 1), north(k) = u(k + 1, ny);
+    }
   }
-  for (int i = 0; i < b.nx; ++i) {
-    b.send[kSouth][i] = b.u(i + 1, 1);
-    b.send[kNorth][i] = b.u(i + 1, b.ny);
-  }
+};
+
+void PackEdges(const Block& b) {
+  Kokkos::parallel_for(
+      "heat2d::pack", Kokkos::RangePolicy<Space>(0, std::max(b.nx, b.ny)),
+      Halo{b.u, b.send[kWest], b.send[kEast], b.send[kSouth], b.send[kNorth], b.nx, b.ny, false});
 }
 
-void UnpackGhosts(Block& b) {
-  for (int j = 0; j < b.ny; ++j) {
-    b.u(0, j + 1) = b.recv[kWest][j];
-    b.u(b.nx + 1, j + 1) = b.recv[kEast][j];
-  }
-  for (int i = 0; i < b.nx; ++i) {
-    b.u(i + 1, 0) = b.recv[kSouth][i];
-    b.u(i + 1, b.ny + 1) = b.recv[kNorth][i];
-  }
+void UnpackGhosts(const Block& b) {
+  Kokkos::parallel_for(
+      "heat2d::unpack", Kokkos::RangePolicy<Space>(0, std::max(b.nx, b.ny)),
+      Halo{b.u, b.recv[kWest], b.recv[kEast], b.recv[kSouth], b.recv[kNorth], b.nx, b.ny, true});
 }
 
 }  // namespace
@@ -131,6 +149,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fast", "run_to_run", "rank_count_independent"}));
   app.add_option("--layout", c.layout, "Blocks to ranks")
       ->check(CLI::IsMember({"contiguous", "round_robin"}));
+  app.add_option("--device-aware-mpi", c.device_mpi,
+                 "Hand device memory to MPI (ContextOptions::device_aware_mpi)")
+      ->check(CLI::IsMember({"off", "on", "detect"}));
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -150,8 +171,15 @@ int main(int argc, char** argv) {
     options.determinism = c.mode == "fast"         ? tributary::Determinism::fast
                           : c.mode == "run_to_run" ? tributary::Determinism::run_to_run
                                                    : tributary::Determinism::rank_count_independent;
+    options.device_aware_mpi = c.device_mpi == "on"       ? tributary::DeviceAwareMpi::on
+                               : c.device_mpi == "detect" ? tributary::DeviceAwareMpi::detect
+                                                          : tributary::DeviceAwareMpi::off;
     tributary::Context ctx(options);
     const bool exact = options.determinism == tributary::Determinism::rank_count_independent;
+    // MPI is handed the device buffers themselves when the Context says the library reads
+    // device memory (or the memory is the host's); otherwise host copies of them.
+    const bool staged = !ctx.MpiReadsDeviceMemory() &&
+                        !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible;
     const double hx = 1.0 / c.nx, hy = 1.0 / c.ny;
 
     // This rank's blocks, in global id order; list k works on blocks[k].
@@ -168,16 +196,23 @@ int main(int argc, char** argv) {
       b->ny = Start(c.ny, c.by, b->iy + 1) - b->y0;
       b->u = Field("u", b->nx + 2, b->ny + 2);
       b->unew = Field("unew", b->nx + 2, b->ny + 2);
-      for (int i = 0; i < b->nx; ++i)
-        for (int j = 0; j < b->ny; ++j) b->u(i + 1, j + 1) = Initial(c, b->x0 + i, b->y0 + j);
+      {  // the initial state is computed on the host once and copied to the field
+        const auto init = Kokkos::create_mirror_view(b->u);
+        for (int i = 0; i < b->nx; ++i)
+          for (int j = 0; j < b->ny; ++j) init(i + 1, j + 1) = Initial(c, b->x0 + i, b->y0 + j);
+        Kokkos::deep_copy(b->u, init);
+      }
       b->neighbour[kWest] = b->iy * c.bx + (b->ix + c.bx - 1) % c.bx;
       b->neighbour[kEast] = b->iy * c.bx + (b->ix + 1) % c.bx;
       b->neighbour[kSouth] = ((b->iy + c.by - 1) % c.by) * c.bx + b->ix;
       b->neighbour[kNorth] = ((b->iy + 1) % c.by) * c.bx + b->ix;
       for (int s = 0; s < 4; ++s) {
         const std::size_t n = static_cast<std::size_t>(s < 2 ? b->ny : b->nx);
-        b->send[s].assign(n, 0.0);
-        b->recv[s].assign(n, 0.0);
+        b->send[s] = Edge("send", n);
+        b->recv[s] = Edge("recv", n);
+        // Staged: host copies; otherwise MPI uses the device buffers themselves.
+        b->send_host[s] = staged ? HostEdge("send_host", n) : HostEdge();
+        b->recv_host[s] = staged ? HostEdge("recv_host", n) : HostEdge();
       }
       blocks.push_back(std::move(b));
     }
@@ -195,23 +230,34 @@ int main(int argc, char** argv) {
       for (int k = 0; k < lists; ++k) {
         Block* b = blocks[static_cast<std::size_t>(k)].get();
         auto& tl = region[k];
-        auto post = tl.AddTask(tributary::TaskID(), "post halos", [b, &c, size] {
+        auto post = tl.AddTask(tributary::TaskID(), "post halos", [b, &c, size, staged] {
           PackEdges(*b);
+          if (staged)
+            for (int s = 0; s < 4; ++s) Kokkos::deep_copy(Space(), b->send_host[s], b->send[s]);
+          // MPI reads the buffers as soon as the send is posted: the pack (and the copy)
+          // must be done. This is the halo exchange's one wait for the device.
+          Space().fence();
           for (int s = 0; s < 4; ++s) {
             // The tag names the receiving block and the side its ghost is on.
             const int from = b->neighbour[s], to = b->neighbour[s];  // the same block
-            MPI_Irecv(b->recv[s].data(), static_cast<int>(b->recv[s].size()), MPI_DOUBLE,
-                      Owner(c, from, size), 4 * b->id + s, MPI_COMM_WORLD, &b->requests[s]);
-            MPI_Isend(b->send[s].data(), static_cast<int>(b->send[s].size()), MPI_DOUBLE,
-                      Owner(c, to, size), 4 * to + kOpposite[s], MPI_COMM_WORLD,
-                      &b->requests[4 + s]);
+            double* recv = staged ? b->recv_host[s].data() : b->recv[s].data();
+            double* send = staged ? b->send_host[s].data() : b->send[s].data();
+            const int n = static_cast<int>(b->recv[s].extent(0));
+            MPI_Irecv(recv, n, MPI_DOUBLE, Owner(c, from, size), 4 * b->id + s, MPI_COMM_WORLD,
+                      &b->requests[s]);
+            MPI_Isend(send, n, MPI_DOUBLE, Owner(c, to, size), 4 * to + kOpposite[s],
+                      MPI_COMM_WORLD, &b->requests[4 + s]);
           }
           return tributary::TaskStatus::complete;
         });
-        auto halos = tl.AddTask(post, "wait for halos", [b] {
+        auto halos = tl.AddTask(post, "wait for halos", [b, staged] {
           int done = 0;
           MPI_Testall(8, b->requests, &done, MPI_STATUSES_IGNORE);
           if (!done) return tributary::TaskStatus::incomplete;
+          // Queued on the default space in order: the copies to the device, then the unpack;
+          // the kernels that read the ghosts come after them on the same space.
+          if (staged)
+            for (int s = 0; s < 4; ++s) Kokkos::deep_copy(Space(), b->recv[s], b->recv_host[s]);
           UnpackGhosts(*b);
           return tributary::TaskStatus::complete;
         });
@@ -220,7 +266,8 @@ int main(int argc, char** argv) {
           // cells into the block's slot; the batch folds the blocks' slots in block order.
           const Field u = b->u;
           const Range2 cells({1, 1}, {b->nx + 1, b->ny + 1});
-          dt.ContributeKernel(k, cells, StableStep{u, std::min(hx, hy) * std::min(hx, hy)}, tributary::Min{});
+          dt.ContributeKernel(k, cells, StableStep{u, std::min(hx, hy) * std::min(hx, hy)},
+                              tributary::Min{});
           if (exact) {  // the block's cells summed exactly where they live: the same bits
                         // whatever the blocks; the cell area is applied to the result
             const auto interior = Kokkos::subview(u, std::make_pair(1, b->nx + 1), std::make_pair(1, b->ny + 1));
@@ -247,7 +294,9 @@ int main(int argc, char** argv) {
                 unew(i, j) = c0 + cx * (face(c0, u(i - 1, j)) + face(c0, u(i + 1, j))) +
                              cy * (face(c0, u(i, j - 1)) + face(c0, u(i, j + 1)));
               });
-          Kokkos::deep_copy(u, unew);  // ghosts are refreshed next step
+          // The new state becomes the field (ghosts are refreshed next step); swapping the
+          // Views instead of copying keeps the host from waiting for the kernel.
+          std::swap(b->u, b->unew);
           return tributary::TaskStatus::complete;
         });
       }
