@@ -9,8 +9,8 @@
 //                             and the regional
 //                             combine, every answer checked; exit 1 if one is wrong)
 //
-// Variants: tree (the built-in selection tree), node_aware (the two-level form, leaders on
-// the tree's choice), own schedules by name (recursive_doubling, rabenseifner, ring,
+// Variants: tree (the built-in selection tree), node_aware[_<schedule>] (the two-level form:
+// combine in the node, <schedule> among leaders, k-nomial by default), own schedules by name (recursive_doubling, rabenseifner, ring,
 // knomial, binomial, reduce_bcast, pipelined_tree), mpi_library (Tributary on the MPI
 // library's non-blocking collective), MPI_Ixxx (raw non-blocking call + MPI_Test) and
 // MPI_xxx (the blocking call). Rank 0 prints CSV rows on stdout:
@@ -91,11 +91,17 @@ std::unique_ptr<tributary::Context> MakeContext(const std::string& variant, trib
   if (variant.rfind("MPI_", 0) == 0) return nullptr;
   tributary::ContextOptions o;
   o.communicator_pool = 1;  // one reduction object per Context; each pooled one is an MPI_Comm_dup
-  if (variant == "node_aware") {
+  std::string name = variant;
+  if (variant.rfind("node_aware", 0) == 0) {
+    // The two-level form around a forced leaders' schedule: node_aware_<schedule>, or the
+    // tree's small-message choice (k-nomial; binomial for reduce) for plain node_aware.
     o.schedule_params.node_aware = true;
-  } else if (variant != "tree") {
+    name = variant.size() > 11 ? variant.substr(11)
+           : c == tributary::Collective::reduce ? "binomial" : "knomial";
+  }
+  if (name != "tree") {
     ScheduleKind kind;
-    if (!tributary::ParseScheduleKind(variant, &kind)) {
+    if (!tributary::ParseScheduleKind(name, &kind)) {
       if (g_rank == 0) std::fprintf(stderr, "bench_simulation: unknown variant %s\n", variant.c_str());
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
