@@ -10,10 +10,10 @@
 //                             combine, every answer checked; exit 1 if one is wrong)
 //
 // Variants: tree (the built-in selection tree), node_aware[_<schedule>] (the two-level form:
-// combine in the node, <schedule> among leaders, k-nomial by default), own schedules by name (recursive_doubling, rabenseifner, ring,
-// knomial, binomial, reduce_bcast, pipelined_tree), mpi_library (Tributary on the MPI
-// library's non-blocking collective), MPI_Ixxx (raw non-blocking call + MPI_Test) and
-// MPI_xxx (the blocking call). Rank 0 prints CSV rows on stdout:
+// combine in the node, <schedule> among leaders, k-nomial by default), own schedules by name
+// (recursive_doubling, rabenseifner, ring, knomial, binomial, reduce_bcast, pipelined_tree),
+// mpi_library (Tributary on the MPI library's non-blocking collective), MPI_Ixxx (raw non-blocking
+// call + MPI_Test) and MPI_xxx (the blocking call). Rank 0 prints CSV rows on stdout:
 //   latency:  latency,collective,variant,ranks,nodes,bytes,median_s,min_s,max_s
 //   overlap:  overlap,allreduce,variant,ranks,nodes,bytes,t_pure,t_cpu,t_overall,osu,imb,hidden
 //   regional: regional,allreduce,variant,ranks,nodes,8,median_s,min_s,max_s
@@ -44,7 +44,8 @@ std::vector<std::string> Split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
   std::string item;
-  while (std::getline(in, item, ',')) if (!item.empty()) out.push_back(item);
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
   return out;
 }
 
@@ -87,7 +88,8 @@ tributary::Collective CollectiveOf(const std::string& name) {
 }
 
 // A Context for a Tributary variant, or nullptr for the raw MPI ones.
-std::unique_ptr<tributary::Context> MakeContext(const std::string& variant, tributary::Collective c) {
+std::unique_ptr<tributary::Context> MakeContext(const std::string& variant,
+                                                tributary::Collective c) {
   if (variant.rfind("MPI_", 0) == 0) return nullptr;
   tributary::ContextOptions o;
   o.communicator_pool = 1;  // one reduction object per Context; each pooled one is an MPI_Comm_dup
@@ -96,19 +98,27 @@ std::unique_ptr<tributary::Context> MakeContext(const std::string& variant, trib
     // The two-level form around a forced leaders' schedule: node_aware_<schedule>, or the
     // tree's small-message choice (k-nomial; binomial for reduce) for plain node_aware.
     o.schedule_params.node_aware = true;
-    name = variant.size() > 11 ? variant.substr(11)
-           : c == tributary::Collective::reduce ? "binomial" : "knomial";
+    name = variant.size() > 11                  ? variant.substr(11)
+           : c == tributary::Collective::reduce ? "binomial"
+                                                : "knomial";
   }
   if (name != "tree") {
     ScheduleKind kind;
     if (!tributary::ParseScheduleKind(name, &kind)) {
-      if (g_rank == 0) std::fprintf(stderr, "bench_simulation: unknown variant %s\n", variant.c_str());
+      if (g_rank == 0)
+        std::fprintf(stderr, "bench_simulation: unknown variant %s\n", variant.c_str());
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     switch (c) {
-      case tributary::Collective::allreduce: o.allreduce_schedule = kind; break;
-      case tributary::Collective::reduce: o.reduce_schedule = kind; break;
-      case tributary::Collective::allgather: o.allgather_schedule = kind; break;
+      case tributary::Collective::allreduce:
+        o.allreduce_schedule = kind;
+        break;
+      case tributary::Collective::reduce:
+        o.reduce_schedule = kind;
+        break;
+      case tributary::Collective::allgather:
+        o.allgather_schedule = kind;
+        break;
     }
   }
   return std::make_unique<tributary::Context>(MPI_COMM_WORLD, o);
@@ -119,7 +129,9 @@ std::unique_ptr<tributary::Context> MakeContext(const std::string& variant, trib
 class Op {
  public:
   Op(const std::string& variant, const std::string& collective, std::size_t count)
-      : variant_(variant), c_(CollectiveOf(collective)), count_(count),
+      : variant_(variant),
+        c_(CollectiveOf(collective)),
+        count_(count),
         ctx_(MakeContext(variant, c_)) {
     if (ctx_) {
       if (c_ == tributary::Collective::allreduce)
@@ -137,7 +149,8 @@ class Op {
     out_.assign(c_ == tributary::Collective::allgather ? count_ * g_size : count_, 0.0);
   }
   void Fill() {
-    for (std::size_t i = 0; i < count_; ++i) in_[i] = static_cast<double>(g_rank + 1) + static_cast<double>(i % 7);
+    for (std::size_t i = 0; i < count_; ++i)
+      in_[i] = static_cast<double>(g_rank + 1) + static_cast<double>(i % 7);
   }
   void Start() {
     Fill();
@@ -155,14 +168,21 @@ class Op {
       const bool blocking = variant_.find("MPI_I") != 0;
       req_ = MPI_REQUEST_NULL;
       if (c_ == tributary::Collective::allreduce) {
-        if (blocking) MPI_Allreduce(in_.data(), out_.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        else MPI_Iallreduce(in_.data(), out_.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req_);
+        if (blocking)
+          MPI_Allreduce(in_.data(), out_.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        else
+          MPI_Iallreduce(in_.data(), out_.data(), n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req_);
       } else if (c_ == tributary::Collective::reduce) {
-        if (blocking) MPI_Reduce(in_.data(), out_.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-        else MPI_Ireduce(in_.data(), out_.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &req_);
+        if (blocking)
+          MPI_Reduce(in_.data(), out_.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        else
+          MPI_Ireduce(in_.data(), out_.data(), n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &req_);
       } else {
-        if (blocking) MPI_Allgather(in_.data(), n, MPI_DOUBLE, out_.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
-        else MPI_Iallgather(in_.data(), n, MPI_DOUBLE, out_.data(), n, MPI_DOUBLE, MPI_COMM_WORLD, &req_);
+        if (blocking)
+          MPI_Allgather(in_.data(), n, MPI_DOUBLE, out_.data(), n, MPI_DOUBLE, MPI_COMM_WORLD);
+        else
+          MPI_Iallgather(in_.data(), n, MPI_DOUBLE, out_.data(), n, MPI_DOUBLE, MPI_COMM_WORLD,
+                         &req_);
       }
     }
   }
@@ -196,7 +216,8 @@ class Op {
       } else {
         for (int r = 0; ok && r < g_size; ++r)
           for (std::size_t i = 0; ok && i < count_; ++i)
-            ok = out_[static_cast<std::size_t>(r) * count_ + i] == (r + 1) + static_cast<double>(i % 7);
+            ok = out_[static_cast<std::size_t>(r) * count_ + i] ==
+                 (r + 1) + static_cast<double>(i % 7);
       }
     } else if (c_ == tributary::Collective::allreduce || g_rank == 0) {
       ok = got->size() == count_;
@@ -246,8 +267,9 @@ int Latency(const std::string& collective, const std::vector<std::string>& varia
       const int iters = bytes >= (1u << 20) ? std::max(1, iterations / 4) : iterations;
       const auto t = Time(iters, [&] { op.Run(); });
       if (!op.Check()) {
-        if (g_rank == 0) std::fprintf(stderr, "bench_simulation: wrong %s result of %s at %zu B\n",
-                                      collective.c_str(), v.c_str(), bytes);
+        if (g_rank == 0)
+          std::fprintf(stderr, "bench_simulation: wrong %s result of %s at %zu B\n",
+                       collective.c_str(), v.c_str(), bytes);
         return 1;
       }
       if (g_rank == 0)
@@ -295,14 +317,18 @@ int Overlap(const std::vector<std::string>& variants, const std::vector<std::siz
         }
       }
       if (!op.Check()) {
-        if (g_rank == 0) std::fprintf(stderr, "bench_simulation: wrong overlap result of %s\n", v.c_str());
+        if (g_rank == 0)
+          std::fprintf(stderr, "bench_simulation: wrong overlap result of %s\n", v.c_str());
         return 1;
       }
       std::sort(overall.begin(), overall.end());
       t_overall = overall[overall.size() / 2];
       t_test /= iterations;
-      const double osu = std::max(0.0, 100 - 100 * (t_overall - (t_cpu + t_test - t_test)) / t_pure);
-      worst_imb = 100 * std::max(0.0, std::min(1.0, (t_pure + t_cpu - t_overall) / std::min(t_pure, t_cpu)));
+      const double osu =
+          std::max(0.0, 100 - 100 * (t_overall - (t_cpu + t_test - t_test)) / t_pure);
+      worst_imb =
+          100 *
+          std::max(0.0, std::min(1.0, (t_pure + t_cpu - t_overall) / std::min(t_pure, t_cpu)));
       const double hidden = (t_pure + t_cpu - t_overall) / std::min(t_pure, t_cpu);
       if (g_rank == 0)
         std::printf("overlap,allreduce,%s,%d,%d,%zu,%.9g,%.9g,%.9g,%.1f,%.1f,%.3f\n", v.c_str(),
@@ -327,7 +353,8 @@ int Regional(int lists, int iterations) {
   }
   std::vector<std::unique_ptr<tributary::AllReduce<double>>> each;
   for (int i = 0; i < lists; ++i)
-    each.push_back(std::make_unique<tributary::AllReduce<double>>(ctx, "list " + std::to_string(i)));
+    each.push_back(
+        std::make_unique<tributary::AllReduce<double>>(ctx, "list " + std::to_string(i)));
   tributary::TaskCollection per_list;
   auto& region2 = per_list.AddRegion(lists);
   for (int i = 0; i < lists; ++i) {
@@ -351,8 +378,10 @@ int Regional(int lists, int iterations) {
     return 1;
   }
   if (g_rank == 0) {
-    std::printf("regional,allreduce,regional_combine,%d,%d,%d,%.9g,%.9g,%.9g\n", g_size, g_nodes, lists, a[0], a[1], a[2]);
-    std::printf("regional,allreduce,per_list,%d,%d,%d,%.9g,%.9g,%.9g\n", g_size, g_nodes, lists, b[0], b[1], b[2]);
+    std::printf("regional,allreduce,regional_combine,%d,%d,%d,%.9g,%.9g,%.9g\n", g_size, g_nodes,
+                lists, a[0], a[1], a[2]);
+    std::printf("regional,allreduce,per_list,%d,%d,%d,%.9g,%.9g,%.9g\n", g_size, g_nodes, lists,
+                b[0], b[1], b[2]);
   }
   return 0;
 }
@@ -364,24 +393,33 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   g_nodes = NodeCount();
-  std::string mode = argc > 1 ? argv[1] : "check", collective = "allreduce", variants_arg, sizes_arg;
+  std::string mode = argc > 1 ? argv[1] : "check", collective = "allreduce", variants_arg,
+              sizes_arg;
   int iterations = 5, chunks = 20, lists = 8;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--collective") collective = v;
-    else if (k == "--variants") variants_arg = v;
-    else if (k == "--sizes") sizes_arg = v;
-    else if (k == "--iterations") iterations = std::atoi(v.c_str());
-    else if (k == "--chunks") chunks = std::atoi(v.c_str());
-    else if (k == "--lists") lists = std::atoi(v.c_str());
+    if (k == "--collective")
+      collective = v;
+    else if (k == "--variants")
+      variants_arg = v;
+    else if (k == "--sizes")
+      sizes_arg = v;
+    else if (k == "--iterations")
+      iterations = std::atoi(v.c_str());
+    else if (k == "--chunks")
+      chunks = std::atoi(v.c_str());
+    else if (k == "--lists")
+      lists = std::atoi(v.c_str());
   }
   std::vector<std::size_t> sizes;
-  for (const auto& s : Split(sizes_arg.empty() ? "8,4096,1048576" : sizes_arg)) sizes.push_back(std::stoull(s));
+  for (const auto& s : Split(sizes_arg.empty() ? "8,4096,1048576" : sizes_arg))
+    sizes.push_back(std::stoull(s));
   std::vector<std::string> variants = Split(variants_arg);
   int rc = 0;
   try {
     if (mode == "latency") {
-      if (variants.empty()) variants = {"tree", "node_aware", "mpi_library", "MPI_Iallreduce", "MPI_Allreduce"};
+      if (variants.empty())
+        variants = {"tree", "node_aware", "mpi_library", "MPI_Iallreduce", "MPI_Allreduce"};
       rc = Latency(collective, variants, sizes, iterations);
     } else if (mode == "overlap") {
       if (variants.empty()) variants = {"tree", "MPI_Iallreduce"};
@@ -397,7 +435,8 @@ int main(int argc, char** argv) {
       for (const auto& [c, vs] : all)
         if (rc == 0) rc = Latency(c, vs, {8, 4096 + 8}, 1);
       if (rc == 0) rc = Regional(lists, 1);
-      if (rc == 0 && g_rank == 0) std::printf("check: every result right at %d ranks on %d nodes\n", g_size, g_nodes);
+      if (rc == 0 && g_rank == 0)
+        std::printf("check: every result right at %d ranks on %d nodes\n", g_size, g_nodes);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_simulation: rank %d: %s\n", g_rank, e.what());
