@@ -92,7 +92,7 @@ log "summary and plots"
     for coll in allreduce reduce allgather; do
       echo "### $coll, $np ranks"
       echo
-      awk -F, -v np=$np -v c=$coll 'NR > 1 && $2 == c && $4 == np {
+      awk -F, -v np=$np -v c=$coll 'FILENAME !~ /bound/ && FNR > 1 && $2 == c && $4 == np {
           v = $3 ($10 == "tributary" ? "" : " [" $10 "]"); if (!(v in seenv)) { seenv[v] = 1; order[++nv] = v }
           if (!($6 in seens)) { seens[$6] = 1; sz[++ns] = $6 } t[v, $6] = $7 * 1e6 }
         FILENAME ~ /bound/ && $4 == np { bound[$6] = $7 * 1e6 }
