@@ -8,7 +8,8 @@
 #     An MPI suite with Tributary's custom main, registered once per rank count as n.npK.
 #     Labels: unit, mpi, npK; counts in EXTENDED get the label "extended" instead of "unit".
 #     Without MPI (TRIBUTARY_ENABLE_MPI=OFF) only the 1-rank test is registered and runs
-#     the executable directly.
+#     the executable directly. Under SimGrid SMPI (the smpi preset) tests run on a simulated
+#     cluster with 2 ranks per node; tests/smpi registers the subset labelled "smpi".
 
 set(TRIBUTARY_MPIEXEC_PREFLAGS "" CACHE STRING "Extra flags for mpiexec in tests")
 set(TRIBUTARY_MPI_KIND "none")
@@ -22,6 +23,12 @@ if(TRIBUTARY_ENABLE_MPI)
     set(_tributary_mpi_launch_flags --oversubscribe)
     set(_tributary_mpi_env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
                            OMPI_MCA_rmaps_base_oversubscribe=1)
+  elseif(_tributary_mpiexec_version MATCHES "SimGrid")
+    # simulation/smpirun.sh: simulated ranks in one process. Two ranks per node, so that
+    # three and four ranks span nodes and the node-aware schedules have leaders to talk to.
+    set(TRIBUTARY_MPI_KIND "smpi")
+    set(_tributary_mpi_launch_flags "")
+    set(_tributary_mpi_env TRIBUTARY_SMPI_RANKS_PER_NODE=2)
   elseif(_tributary_mpiexec_version MATCHES "HYDRA|MPICH")
     set(TRIBUTARY_MPI_KIND "mpich")
     set(_tributary_mpi_launch_flags "")

@@ -144,6 +144,33 @@ void AddHardwareOrder(NodeLayout* nodes, int local, int* created) {
   CheckMpi(MPI_Comm_set_errhandler(nodes->by_hardware, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
 }
 
+// The ranks of `comm` that share a node. SimGrid SMPI 3.32's MPI_Comm_split_type can hand
+// a rank a group that is not yet complete (rank 0 saw 1 or 2 ranks of 16); there the
+// simulated host name, which names the node, decides.
+int SplitByNode(MPI_Comm comm, int key, MPI_Comm* node) {
+#if TRIBUTARY_HAVE_SMPI
+  int size = 0, rank = 0, len = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_rank(comm, &rank);
+  std::vector<char> names(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME, '\0');
+  char* mine = names.data() + static_cast<std::size_t>(rank) * MPI_MAX_PROCESSOR_NAME;
+  CheckMpi(MPI_Get_processor_name(mine, &len), "MPI_Get_processor_name");
+  CheckMpi(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, names.data(), MPI_MAX_PROCESSOR_NAME,
+                         MPI_CHAR, comm),
+           "MPI_Allgather");
+  int color = rank;
+  for (int r = 0; r < rank; ++r)
+    if (std::strncmp(names.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME, mine,
+                     MPI_MAX_PROCESSOR_NAME) == 0) {
+      color = r;
+      break;
+    }
+  return MPI_Comm_split(comm, color, key, node);
+#else
+  return MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, node);
+#endif
+}
+
 // The node layout of `comm`: shared-memory groups, or virtual nodes of `per_node` ranks.
 std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, int per_node,
                                            bool hardware_order, int* created) {
@@ -151,8 +178,7 @@ std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, in
   if (per_node > 0)
     CheckMpi(MPI_Comm_split(comm, rank / per_node, rank, &nodes->node), "MPI_Comm_split");
   else
-    CheckMpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &nodes->node),
-             "MPI_Comm_split_type");
+    CheckMpi(SplitByNode(comm, rank, &nodes->node), "MPI_Comm_split_type");
   ++*created;
   CheckMpi(MPI_Comm_set_errhandler(nodes->node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   int local = 0;
@@ -235,8 +261,7 @@ SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool 
   }
   if (!needed) return f;
   MPI_Comm shared = MPI_COMM_NULL;
-  CheckMpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared),
-           "MPI_Comm_split_type");
+  CheckMpi(SplitByNode(comm, 0, &shared), "MPI_Comm_split_type");
   int local_size = 1, local_rank = 0;
   MPI_Comm_size(shared, &local_size);
   MPI_Comm_rank(shared, &local_rank);
@@ -446,6 +471,12 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   detail::CheckMpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
   if (inter) throw UsageError("tributary::Context: intercommunicators are not supported");
   detail::CheckMpi(MPI_Query_thread(&d.thread_level), "MPI_Query_thread");
+#if TRIBUTARY_HAVE_SMPI
+  // SMPI runs every simulated rank on its own simulated actor; an MPI call from any other
+  // thread (a progress thread, a worker of the threaded executor) is not supported
+  // whatever level it reports, so only the creating thread may poll.
+  d.thread_level = std::min(d.thread_level, static_cast<int>(MPI_THREAD_FUNNELED));
+#endif
   // Below SERIALIZED one thread makes every call (CheckThread): an uncontended lock per
   // poll would only slow the poll loop (about 120 ns of a 1.6 us cycle at 2 ranks).
   d.serialize_mpi = d.thread_level == MPI_THREAD_SERIALIZED;
@@ -494,6 +525,9 @@ Context::Context(MPI_Comm comm, ContextOptions options)
     d.mpi_reads_device = yes != 0;
   }
   if (d.options.progress == ProgressPolicy::thread) {
+    if (TRIBUTARY_HAVE_SMPI)
+      throw UsageError("ProgressPolicy::thread is not available under SimGrid SMPI: a "
+                       "simulated rank cannot call MPI from a std::thread; use polling");
     if (d.size > 1 && d.thread_level < MPI_THREAD_SERIALIZED)
       throw UsageError("ProgressPolicy::thread needs MPI initialised with at least "
                        "MPI_THREAD_SERIALIZED");

@@ -77,14 +77,25 @@ bool Transport::Receive(std::vector<char>& bytes) {
 #if TRIBUTARY_HAVE_MPI
   for (;;) {
     int flag = 0;
-    MPI_Message msg;
     MPI_Status status;
+#if TRIBUTARY_HAVE_SMPI
+    // SMPI 3.32 aborts in MPI_Improbe / MPI_Mrecv. A simulated rank is one thread, so no
+    // other receive can take the probed message between MPI_Iprobe and MPI_Recv.
+    MPI_Iprobe(MPI_ANY_SOURCE, 0, impl_->comm, &flag, &status);
+    if (!flag) return false;
+    int n = 0;
+    MPI_Get_count(&status, MPI_BYTE, &n);
+    bytes.resize(static_cast<std::size_t>(n));
+    MPI_Recv(bytes.data(), n, MPI_BYTE, status.MPI_SOURCE, 0, impl_->comm, MPI_STATUS_IGNORE);
+#else
+    MPI_Message msg;
     MPI_Improbe(MPI_ANY_SOURCE, 0, impl_->comm, &flag, &msg, &status);
     if (!flag) return false;
     int n = 0;
     MPI_Get_count(&status, MPI_BYTE, &n);
     bytes.resize(static_cast<std::size_t>(n));
     MPI_Mrecv(bytes.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+#endif
     std::uint64_t nonce = 0;
     if (bytes.size() >= sizeof nonce) std::memcpy(&nonce, bytes.data(), sizeof nonce);
     if (nonce != impl_->nonce) continue;  // left over from a freed communicator the library reused

@@ -17,9 +17,20 @@ void MpiLibrarySchedule::Start() {
   const int count = static_cast<int>(p.count);
   switch (args_.collective) {
     case Collective::allreduce:
-      CheckMpi(MPI_Iallreduce(MPI_IN_PLACE, args_.data, count, p.elem_type, p.op, args_.comm,
-                              &request_),
+    {
+      const void* send = MPI_IN_PLACE;
+#if TRIBUTARY_HAVE_SMPI
+      // SMPI 3.32's MPI_Iallreduce with MPI_IN_PLACE returns wrong sums from some 64 KiB
+      // up (every element of a 70000-long sum was wrong at 2 ranks): send from a copy.
+      MPI_Aint lb = 0, extent = 0;
+      CheckMpi(MPI_Type_get_extent(p.elem_type, &lb, &extent), "MPI_Type_get_extent");
+      const auto* bytes = static_cast<const char*>(args_.data);
+      send_copy_.assign(bytes, bytes + static_cast<std::size_t>(extent) * p.count);
+      send = send_copy_.data();
+#endif
+      CheckMpi(MPI_Iallreduce(send, args_.data, count, p.elem_type, p.op, args_.comm, &request_),
                "MPI_Iallreduce");
+    }
       break;
     case Collective::reduce: {
       int rank = 0;

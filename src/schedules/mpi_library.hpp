@@ -2,6 +2,8 @@
 // MPI_Iallgather) behind the schedule seam; Progress is one MPI_Test.
 #pragma once
 
+#include <vector>
+
 #include "tributary/detail/schedule.hpp"
 
 namespace tributary::detail {
@@ -18,6 +20,7 @@ class MpiLibrarySchedule final : public Schedule {
  private:
   ScheduleArgs args_;
   MPI_Request request_ = MPI_REQUEST_NULL;
+  std::vector<char> send_copy_;  ///< Under SMPI: the input, sent from here (see Start).
 };
 
 }  // namespace tributary::detail

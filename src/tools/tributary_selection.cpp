@@ -7,6 +7,12 @@
 // created over MPI_COMM_WORLD (with --file as its selection file, else
 // TRIBUTARY_SELECTION, else the built-in tree) and rank 0 prints what that Context uses.
 // The output of one collective is a valid selection file.
+
+// SimGrid SMPI forces a header into every file that defines exit(x) as a macro; it would
+// rename CLI11's App::exit. This tool never calls exit() itself.
+#ifdef exit
+#undef exit
+#endif
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>

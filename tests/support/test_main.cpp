@@ -87,8 +87,10 @@ std::vector<std::string> AllGatherBytes(const std::string& local) {
     total += lens[static_cast<std::size_t>(r)];
   }
   std::string all(static_cast<std::size_t>(total), '\0');
-  MPI_Allgatherv(local.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
-                 MPI_COMM_WORLD);
+  // Nothing to gather is the common case; SMPI 3.32 (ompi selector) divides by zero there.
+  if (total > 0)
+    MPI_Allgatherv(local.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
+                   MPI_COMM_WORLD);
   std::vector<std::string> out;
   for (int r = 0; r < n; ++r)
     out.push_back(all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]),

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Tributary on simulated clusters (SimGrid SMPI): builds the smpi preset's benchmark and
+# measures, in simulated time, on simulation/platforms/:
+#   - allreduce / reduce / allgather latency for the built-in tree, the node-aware form,
+#     own schedules, Tributary on the MPI library's collective, raw MPI_Ixxx + MPI_Test and
+#     the blocking MPI_xxx under each SMPI collective selector, with the α-β lower bound;
+#   - overlap of a fixed computation polled in chunks (OSU, IMB, hidden);
+#   - 8 lists per rank: the regional combine against 8 per-list reductions.
+# Writes results/simulation-<date>/{latency,overlap,regional}.csv, summary.md and PNG plots.
+#
+#   scripts/run-simulation.sh [--ranks "64 256"] [--sizes "8 64 ..."] [--quick] [--out DIR]
+#
+# Environment: TRIBUTARY_SMPI_SELECTORS (default "ompi mpich mvapich2 impi").
+# Wall time grows with ranks x variants x sizes; --quick keeps it to a few minutes.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+ranks="256"
+sizes="8 64 512 4096 32768 262144 1048576"
+iterations=3
+out="$root/results/simulation-$(date -u +%Y%m%d-%H%M%S)"
+selectors="${TRIBUTARY_SMPI_SELECTORS:-ompi mpich mvapich2 impi}"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --ranks) ranks="$2"; shift 2 ;;
+    --sizes) sizes="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --quick) ranks="64"; sizes="8 4096 262144"; iterations=1; selectors="ompi mpich"; shift ;;
+    *) sed -n '2,14p' "$0"; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
+
+log "building the smpi preset (bench_simulation)"
+[[ -f "$root/build/smpi/build.ninja" ]] || (cmake --preset smpi >/dev/null)
+cmake --build build/smpi -j 2 --target bench_simulation >/dev/null
+bench="$root/build/smpi/bench/simulation/bench_simulation"
+run() { "$root/simulation/smpirun.sh" "$@"; }
+csv_sizes=$(echo $sizes | tr ' ' ',')
+
+echo "kind,collective,variant,ranks,nodes,bytes,median_s,min_s,max_s,selector" >"$out/latency.csv"
+echo "kind,collective,variant,ranks,nodes,bytes,t_pure,t_cpu,t_overall,osu,imb,hidden" >"$out/overlap.csv"
+echo "kind,collective,variant,ranks,nodes,lists,median_s,min_s,max_s" >"$out/regional.csv"
+
+own_allreduce="tree,node_aware,recursive_doubling,rabenseifner,ring,knomial,binomial,mpi_library"
+for np in $ranks; do
+  for coll in allreduce reduce allgather; do
+    case $coll in
+      allreduce) own="$own_allreduce"; raw="MPI_Iallreduce,MPI_Allreduce" ;;
+      reduce) own="tree,node_aware,binomial,knomial,pipelined_tree,mpi_library"; raw="MPI_Ireduce,MPI_Reduce" ;;
+      allgather) own="tree,ring,recursive_doubling,mpi_library"; raw="MPI_Iallgather,MPI_Allgather" ;;
+    esac
+    # Allgather results grow with the rank count: keep them under 64 MiB per rank.
+    s="$csv_sizes"
+    [[ $coll == allgather ]] && s=$(for b in $sizes; do ((b * np <= 67108864)) && echo -n "$b,"; done)
+    log "latency: $coll at $np ranks, own schedules"
+    run -n "$np" "$bench" latency --collective $coll --variants "$own" --sizes "$s" \
+      --iterations $iterations | sed 's/$/,tributary/' >>"$out/latency.csv"
+    for sel in $selectors; do
+      log "latency: $coll at $np ranks, MPI library under selector $sel"
+      run -n "$np" --coll-selector "$sel" "$bench" latency --collective $coll --variants "$raw" \
+        --sizes "$s" --iterations $iterations | sed "s/\$/,$sel/" >>"$out/latency.csv"
+    done
+  done
+  log "overlap at $np ranks"
+  run -n "$np" "$bench" overlap --variants "tree,recursive_doubling,knomial,MPI_Iallreduce" \
+    --sizes "8,512,4096,65536" --iterations $iterations >>"$out/overlap.csv"
+  log "regional combine at $np ranks"
+  run -n "$np" "$bench" regional --iterations $iterations >>"$out/regional.csv"
+done
+
+# α-β lower bound of an allreduce on the platform: ⌈lg p⌉α + 2(p−1)/p·nβ, with α = 1 µs and
+# β = 1/12.5 GB/s between nodes (simulation/README.md). γ is 0: the simulator charges no
+# computation (smpi/simulate-computation:no), for Tributary's schedules and SMPI's alike.
+awk -F, 'NR > 1 && $2 == "allreduce" { key = $4 "," $6; if (!(key in seen)) { seen[key] = 1;
+  p = $4; n = $6; lg = 0; for (q = 1; q < p; q *= 2) ++lg;
+  printf "bound,allreduce,alpha_beta_bound,%d,%d,%d,%.9g,%.9g,%.9g,model\n", p, $5, n,
+    lg * 1e-6 + 2 * (p - 1) / p * n / 12.5e9, 0, 0 } }' "$out/latency.csv" >"$out/bound.csv"
+
+log "summary and plots"
+{
+  echo "# Tributary on simulated clusters"
+  echo
+  echo "Simulated times (SimGrid SMPI $(smpirun -version 2>&1 | grep -o '3\.[0-9]*' | head -1)), not measured on hardware."
+  echo "Platform: simulation/platforms/ (16 ranks per node, 100 Gb/s, 1 µs between nodes)."
+  echo "Settings and what the simulator does not model: docs/simulation.md."
+  echo
+  echo "## Latency (median of $iterations, slowest rank), µs"
+  echo
+  for np in $ranks; do
+    for coll in allreduce reduce allgather; do
+      echo "### $coll, $np ranks"
+      echo
+      awk -F, -v np=$np -v c=$coll 'FILENAME !~ /bound/ && FNR > 1 && $2 == c && $4 == np {
+          v = $3 ($10 == "tributary" ? "" : " [" $10 "]"); if (!(v in seenv)) { seenv[v] = 1; order[++nv] = v }
+          if (!($6 in seens)) { seens[$6] = 1; sz[++ns] = $6 } t[v, $6] = $7 * 1e6 }
+        FILENAME ~ /bound/ && $4 == np { bound[$6] = $7 * 1e6 }
+        END { printf "| variant |"; for (j = 1; j <= ns; ++j) printf " %s B |", sz[j]; print "";
+          printf "|---|"; for (j = 1; j <= ns; ++j) printf "---:|"; print "";
+          for (i = 1; i <= nv; ++i) { printf "| %s |", order[i];
+            for (j = 1; j <= ns; ++j) { k = order[i] SUBSEP sz[j]; printf (k in t) ? " %.1f |" : " – |", t[k] } print "" }
+          if (c == "allreduce") { printf "| α-β lower bound |"; for (j = 1; j <= ns; ++j) printf " %.1f |", bound[sz[j]]; print "" } }' \
+        "$out/latency.csv" "$out/bound.csv"
+      echo
+    done
+  done
+  echo "## Overlap (computation = t_pure, polled in 20 chunks), %"
+  echo
+  echo "| ranks | variant | bytes | t_pure µs | t_overall µs | OSU % | IMB % | hidden |"
+  echo "|---:|---|---:|---:|---:|---:|---:|---:|"
+  awk -F, 'NR > 1 { printf "| %d | %s | %d | %.1f | %.1f | %.0f | %.0f | %.2f |\n", $4, $3, $6, $7 * 1e6, $9 * 1e6, $10, $11, $12 }' "$out/overlap.csv"
+  echo
+  echo "## 8 lists per rank, one scalar each"
+  echo
+  echo "| ranks | variant | µs per cycle |"
+  echo "|---:|---|---:|"
+  awk -F, 'NR > 1 { printf "| %d | %s | %.1f |\n", $4, $3, $7 * 1e6 }' "$out/regional.csv"
+} >"$out/summary.md"
+
+if command -v gnuplot >/dev/null; then
+  for np in $ranks; do
+    for coll in allreduce reduce allgather; do
+      plot=""
+      for v in $(awk -F, -v np=$np -v c=$coll 'NR > 1 && $2 == c && $4 == np { k = $3 "@" $10; if (!(k in s)) { s[k] = 1; print k } }' "$out/latency.csv"); do
+        name=${v%@*}; sel=${v#*@}
+        f="$out/.${coll}-${np}-${name}-${sel}.dat"
+        awk -F, -v np=$np -v c=$coll -v n=$name -v s=$sel 'NR > 1 && $2 == c && $4 == np && $3 == n && $10 == s { print $6, $7 * 1e6 }' "$out/latency.csv" >"$f"
+        title=$name; [[ $sel != tributary ]] && title="$name [$sel]"
+        plot+="'$f' using 1:2 with linespoints title '$title', "
+      done
+      if [[ $coll == allreduce ]]; then
+        f="$out/.bound-$np.dat"
+        awk -F, -v np=$np '$4 == np { print $6, $7 * 1e6 }' "$out/bound.csv" >"$f"
+        plot+="'$f' using 1:2 with lines dashtype 2 lw 2 title 'α-β lower bound', "
+      fi
+      gnuplot <<EOF || log "gnuplot failed for $coll at $np ranks"
+set terminal pngcairo size 1100,700 noenhanced
+set output "$out/${coll}-${np}.png"
+set title "$coll, $np simulated ranks (16 per node): simulated time"
+set logscale xy
+set xlabel "bytes"
+set ylabel "µs (simulated)"
+set key outside right
+plot ${plot%, }
+EOF
+    done
+  done
+  rm -f "$out"/.*.dat
+fi
+log "results in $out"
