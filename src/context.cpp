@@ -303,11 +303,13 @@ void ContextImpl::Register(ReductionCore* core, int* id, int* slot) {
   *slot = static_cast<int>(free_slot - slot_used.begin());
   *id = next_object_id++;
   objects.push_back(core);
+  members.fetch_add(1, std::memory_order_relaxed);
 }
 
 void ContextImpl::Unregister(ReductionCore* core) noexcept {
   std::lock_guard<std::mutex> lock(registry_mutex);
   objects.erase(std::remove(objects.begin(), objects.end(), core), objects.end());
+  members.store(static_cast<int>(objects.size() + pollers.size()), std::memory_order_relaxed);
   if (core->Slot() >= 0 && core->Slot() < static_cast<int>(slot_used.size()))
     slot_used[static_cast<std::size_t>(core->Slot())] = 0;
   for (auto it = watchdog.begin(); it != watchdog.end();)
@@ -338,6 +340,7 @@ void AddPoller(Context& ctx, void* self, PollFn poll) {
   auto& d = ctx.Impl();
   std::lock_guard<std::mutex> lock(d.registry_mutex);
   d.pollers.push_back(ContextImpl::Poller{self, poll});
+  d.members.fetch_add(1, std::memory_order_relaxed);
 }
 
 void RemovePoller(Context& ctx, void* self) noexcept {
@@ -346,13 +349,15 @@ void RemovePoller(Context& ctx, void* self) noexcept {
   d.pollers.erase(std::remove_if(d.pollers.begin(), d.pollers.end(),
                                  [self](const ContextImpl::Poller& p) { return p.self == self; }),
                   d.pollers.end());
+  d.members.store(static_cast<int>(d.objects.size() + d.pollers.size()), std::memory_order_relaxed);
 }
 
 void WatchdogReport(Context& ctx, const std::string& text) noexcept { ctx.Impl().Report(text); }
 
 void AdvanceOthers(Context& ctx, const void* self) noexcept {
   auto& d = ctx.Impl();
-  if (d.size == 1 || !d.MayCallMpi()) return;
+  if (d.size == 1 || d.members.load(std::memory_order_relaxed) <= 1 || !d.MayCallMpi()) return;
+  if (CurrentSweep() != 0 && d.hooked_runs.load(std::memory_order_relaxed) > 0) return;
   // Busy: another thread is progressing the Context (or registering); it advances them.
   std::unique_lock<std::mutex> lock(d.registry_mutex, std::try_to_lock);
   if (!lock) return;

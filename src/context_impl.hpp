@@ -85,6 +85,11 @@ struct ContextImpl {
     PollFn poll;
   };
   std::vector<Poller> pollers;
+  /// objects.size() + pollers.size(), readable without the lock (AdvanceOthers' fast exit).
+  std::atomic<int> members{0};
+  /// Context::Execute runs in progress: their executors call Progress after every sweep
+  /// without progress, so polls inside their sweeps need not advance the others.
+  std::atomic<int> hooked_runs{0};
   /// AdvanceOthers' turn: the index, over objects then pollers, advanced last.
   std::size_t next_turn = 0;
   /// Whether MPI may be called from this thread (CheckThread without the exception).

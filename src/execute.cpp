@@ -1,5 +1,6 @@
 // Context::Execute: runs a task collection with the Context's progress hook and applies
 // the failure policy. Kept apart so that the rest of the Context does not see the executors.
+#include "context_impl.hpp"
 #include "tributary/context.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks.hpp"
@@ -13,6 +14,11 @@ TaskStatus Context::Execute(TaskCollection& tasks, Executor& executor) {
     int handle;
     ~HookGuard() { executor.RemoveProgressHook(handle); }
   } guard{executor, executor.AddProgressHook([this] { Progress(); })};
+  struct Hooked {
+    std::atomic<int>& runs;
+    ~Hooked() { runs.fetch_sub(1, std::memory_order_relaxed); }
+  } hooked{impl_->hooked_runs};
+  hooked.runs.fetch_add(1, std::memory_order_relaxed);
   TaskStatus status = TaskStatus::fail;
   try {
     status = tasks.Execute(executor);

@@ -164,8 +164,17 @@ std::string ReductionCore::Status() const {
   return s.str();
 }
 
-double ReductionCore::SecondsArmed() const noexcept {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - armed_at_).count();
+double ReductionCore::SecondsArmed(std::chrono::steady_clock::time_point now) noexcept {
+  // The watchdog's first look stamps the generation (no clock read on the start path); it
+  // looks at least every 16th Context::Progress call.
+  std::int64_t armed = armed_at_.load(std::memory_order_relaxed);
+  if (armed == 0) {
+    armed = now.time_since_epoch().count();
+    armed_at_.store(armed, std::memory_order_relaxed);
+  }
+  return std::chrono::duration<double>(now.time_since_epoch() -
+                                       std::chrono::steady_clock::duration(armed))
+      .count();
 }
 
 bool ReductionCore::NetworkActive() const noexcept {
@@ -206,7 +215,7 @@ void ReductionCore::Arm(int expected, int per_list) {
   error_kind_ = ErrorKind::none;
   error_.clear();
   error_origin_ = -1;
-  if (impl.options.watchdog.count() > 0) armed_at_ = std::chrono::steady_clock::now();
+  armed_at_.store(0, std::memory_order_relaxed);
   last_poll_sweep_.store(0, std::memory_order_relaxed);
   armed_cycle_.store(CycleStamp(), std::memory_order_relaxed);
   phase_.store(Phase::collecting, std::memory_order_release);
@@ -635,7 +644,8 @@ TaskStatus ReductionCore::Incomplete() {
   if (!ctx_) return TaskStatus::incomplete;
   const unsigned polls = idle_polls_.load(std::memory_order_relaxed) + 1;
   idle_polls_.store(polls, std::memory_order_relaxed);
-  if ((polls & 255u) == 0 && ctx_->Impl().MayCallMpi())
+  if ((polls & 255u) == 0 && ctx_->Impl().MayCallMpi() &&
+      (CurrentSweep() == 0 || ctx_->Impl().hooked_runs.load(std::memory_order_relaxed) == 0))
     ctx_->Progress();
   else
     AdvanceOthers(*ctx_, this);

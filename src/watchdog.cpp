@@ -101,7 +101,7 @@ void ContextImpl::RunWatchdog() {
     for (auto* core : objects) {
       const Phase phase = core->State();
       if (phase != Phase::collecting && phase != Phase::in_flight) continue;
-      if (core->SecondsArmed() < timeout) continue;
+      if (core->SecondsArmed(now) < timeout) continue;
       const auto key = std::make_pair(core->ObjectId(), core->Generation());
       auto done = reported.find(key.first);
       if (done != reported.end() && done->second == key.second) continue;  // once a generation

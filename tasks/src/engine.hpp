@@ -106,12 +106,12 @@ class TaskEngine {
   TaskReport report_;
   std::exception_ptr error_;
   std::mutex hooks_running_;
-  std::chrono::steady_clock::time_point start_;
   std::atomic<bool> watchdog_fired_{false};
   // WatchdogAction::report: a task completed since the last idle sweep looked; when one
   // last did; the workers pause while the report reads their lists.
   std::atomic<bool> progressed_{false};
-  std::atomic<std::int64_t> last_progress_ns_{0};
+  std::atomic<std::int64_t> last_progress_ns_{0};  // 0: the watchdog has not looked yet
+  std::atomic<std::int64_t> start_ns_{0};
   std::atomic<bool> reported_{false};
   std::atomic<bool> pause_{false};
   std::atomic<int> running_{0};

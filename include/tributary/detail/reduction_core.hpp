@@ -258,7 +258,7 @@ class ReductionCore {
   int Slot() const noexcept { return slot_; }
   Context* Ctx() const noexcept { return ctx_; }
   /// Seconds since this generation was armed.
-  double SecondsArmed() const noexcept;
+  double SecondsArmed(std::chrono::steady_clock::time_point now) noexcept;
   /// Called by the Context when it is destroyed first: the object is then inert.
   void Orphan() noexcept { ctx_ = nullptr; }
 
@@ -295,7 +295,7 @@ class ReductionCore {
   std::atomic<int> arrived_{0};
   std::unique_ptr<std::atomic<std::uint32_t>[]> arrived_flags_;  // per list (a batch: up to its member count)
   int flags_capacity_ = 0;
-  std::chrono::steady_clock::time_point armed_at_{};
+  std::atomic<std::int64_t> armed_at_{0};  // steady_clock ticks; 0: not yet seen by the watchdog
   std::atomic<std::uint64_t> last_poll_sweep_{0};
   // The cycles (detail::CycleStamp) in which the generation was armed and completed.
   std::atomic<std::uint64_t> armed_cycle_{0};
