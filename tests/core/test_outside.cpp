@@ -462,6 +462,30 @@ TEST(RefusedContributions, ChangeNothingOnBatchMembersAndExactSums) {
   TRIBUTARY_EXPECT_ALL(refused == 3 * lists && sum.val == want.Round() && exact.val == want.Round() && lo.val == 5.0);
 }
 
+// Keyed collectives: a repeated order index and one out of range are refused on the
+// contributing rank, and the key's result is what it would have been without them.
+TEST(RefusedContributions, ChangeNothingOnKeyedCollectives) {
+  tributary::Context ctx;
+  tributary::KeyedReduction<std::int64_t> keyed(ctx, "keyed");
+  tributary::KeyOptions o;
+  o.count = 2 * Size();
+  o.reducers = {Size() - 1};
+  keyed.Declare(5, tributary::Sum{}, o);
+  int refused = 0;
+  keyed.Contribute(5, 2 * Rank(), 10 * Rank() + 1);
+  for (const std::int64_t bad : {std::int64_t(2 * Rank()), std::int64_t(2 * Size())}) {
+    try {
+      keyed.Contribute(5, bad, 1000000);
+    } catch (const UsageError&) {
+      ++refused;
+    }
+  }
+  keyed.Contribute(5, 2 * Rank() + 1, 10 * Rank() + 2);
+  WaitAlone([&] { return keyed.Check(5); });
+  const std::int64_t p = Size();
+  TRIBUTARY_EXPECT_ALL(refused == 2 && keyed.Result(5) == 10 * p * (p - 1) + 3 * p);
+}
+
 // Under the threaded executor every list contributes once and then tries again: the
 // second contributions race the last arrival's combine, are refused and change nothing
 // (CI runs this under ThreadSanitizer).
