@@ -238,6 +238,24 @@ TEST(Progress, ContextWaitTakesSeveralObjects) {
 // The value list `list` contributes in cycle `cycle`: different every cycle.
 double CycleValue(int cycle, int list) { return 1000.0 * cycle + Rank() * 10 + list; }
 
+// The global total of a cycle's CycleValue over every rank and list.
+double CycleTotal(int cycle, int lists) {
+  double want = 0;
+  for (int r = 0; r < Size(); ++r)
+    for (int l = 0; l < lists; ++l) want += 1000.0 * cycle + r * 10 + l;
+  return want;
+}
+
+// Adds list `l`'s check task after `dep`: it records the value the list sees complete.
+void AddCheck(tributary::TaskList& tl, tributary::TaskID dep, tributary::AllReduce<double>& total,
+              std::vector<double>& seen, int l) {
+  tl.AddTask(dep, [&total, &seen, l] {
+    const TaskStatus s = total.CheckReduce();
+    if (s == TaskStatus::complete) seen[static_cast<std::size_t>(l)] = total.val;
+    return s;
+  });
+}
+
 // The seed's hand-wired pattern: list 0 starts after a regional dependency, every other
 // list's check depends only on its own list. The lists are gated so that they run in the
 // order `order` (a list waits for its predecessor's first task), so that in most cycles
@@ -245,7 +263,6 @@ double CycleValue(int cycle, int list) { return 1000.0 * cycle + Rank() * 10 + l
 void HandWiredCycles(tributary::Executor& executor, int lists, bool threaded) {
   tributary::Context ctx;
   tributary::AllReduce<double> total(ctx, "total");
-  const int p = Size();
   std::vector<double> seen(static_cast<std::size_t>(lists));
   bool ok = true;
   for (int cycle = 1; cycle <= 120; ++cycle) {
@@ -283,17 +300,10 @@ void HandWiredCycles(tributary::Executor& executor, int lists, bool threaded) {
       } else {
         region.AddRegionalDependencies("sum", l, compute);
       }
-      tl.AddTask(check_dep, [&, l] {
-        const TaskStatus s = total.CheckReduce();
-        if (s == TaskStatus::complete) seen[static_cast<std::size_t>(l)] = total.val;
-        return s;
-      });
+      AddCheck(tl, check_dep, total, seen, l);
     }
     ASSERT_EQ(ctx.Execute(tc, executor), TaskStatus::complete);
-    double want = 0;
-    for (int r = 0; r < p; ++r)
-      for (int l = 0; l < lists; ++l) want += 1000.0 * cycle + r * 10 + l;
-    for (double v : seen) ok = ok && v == want;
+    for (double v : seen) ok = ok && v == CycleTotal(cycle, lists);
   }
   TRIBUTARY_EXPECT_ALL(ok);
 }
@@ -315,7 +325,7 @@ TEST(Cycles, ExpectContributeArmedInsideTheCycle) {
   tributary::Context ctx;
   tributary::SerialExecutor serial;
   tributary::AllReduce<double> total(ctx, "total");
-  const int lists = 4, p = Size();
+  const int lists = 4;
   bool ok = true;
   for (int cycle = 1; cycle <= 100; ++cycle) {
     const std::vector<int> order = Shuffled(lists, static_cast<unsigned>(cycle) + 999u);
@@ -342,17 +352,10 @@ TEST(Cycles, ExpectContributeArmedInsideTheCycle) {
           total.Expect(1, tributary::Sum{});
           return total.Contribute(0, std::accumulate(partial.begin(), partial.end(), 0.0));
         });
-      tl.AddTask(before_check, [&, l] {
-        const TaskStatus s = total.CheckReduce();
-        if (s == TaskStatus::complete) seen[static_cast<std::size_t>(l)] = total.val;
-        return s;
-      });
+      AddCheck(tl, before_check, total, seen, l);
     }
     ASSERT_EQ(ctx.Execute(tc, serial), TaskStatus::complete);
-    double want = 0;
-    for (int r = 0; r < p; ++r)
-      for (int l = 0; l < lists; ++l) want += 1000.0 * cycle + r * 10 + l;
-    for (double v : seen) ok = ok && v == want;
+    for (double v : seen) ok = ok && v == CycleTotal(cycle, lists);
   }
   TRIBUTARY_EXPECT_ALL(ok);
 }
