@@ -8,12 +8,10 @@
 #include <sstream>
 
 #include "context_impl.hpp"
+#include "topology.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks/sweep.hpp"
 
-#if TRIBUTARY_HAVE_HWLOC
-#include <hwloc.h>
-#endif
 #if TRIBUTARY_HAVE_KOKKOS
 #include <Kokkos_Macros.hpp>
 #endif
@@ -96,29 +94,6 @@ MPI_Comm DupOwned(MPI_Comm comm, int* created) {
   CheckMpi(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   ++*created;
   return dup;
-}
-
-// Where this rank runs: the hwloc logical index of the first PU of the calling thread's
-// binding (the thread that makes the Context, which drives the reductions; a launcher's
-// binding covers it). hwloc numbers PUs depth-first, so ranks bound to PUs that share a
-// core, a cache, a NUMA domain or a package have neighbouring positions. -1 when unknown:
-// without hwloc, or when the thread is not bound to a strict subset of the machine.
-int BoundPosition() {
-  int position = -1;
-#if TRIBUTARY_HAVE_HWLOC
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) return position;
-  hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  if (set && hwloc_topology_load(topo) == 0 && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_THREAD) == 0 &&
-      !hwloc_bitmap_iszero(set) && !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), set)) {
-    const int first = hwloc_bitmap_first(set);
-    if (hwloc_obj_t pu = first < 0 ? nullptr : hwloc_get_pu_obj_by_os_index(topo, static_cast<unsigned>(first)))
-      position = static_cast<int>(pu->logical_index);
-  }
-  hwloc_bitmap_free(set);
-  hwloc_topology_destroy(topo);
-#endif
-  return position;
 }
 
 // The node's ranks in hardware order for commutative combines (NodeLayout::by_hardware):
