@@ -1,6 +1,10 @@
 // The examples' command lines: CLI11, parsed the same way on every rank.
 #pragma once
 
+// SimGrid SMPI defines exit(x) as a macro in every file; it would rename CLI11's App::exit.
+#ifdef exit
+#undef exit
+#endif
 #include <CLI/CLI.hpp>
 
 #include "tributary/tributary.hpp"

@@ -12,6 +12,10 @@
 
 #include <mpi.h>
 
+// SimGrid SMPI defines exit(x) as a macro in every file; it would rename CLI11's App::exit.
+#ifdef exit
+#undef exit
+#endif
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <functional>

@@ -2,6 +2,10 @@
 // serial and the threaded executor. Google Benchmark; single process, no MPI.
 #include <benchmark/benchmark.h>
 
+// SimGrid SMPI defines exit(x) as a macro in every file; it would rename CLI11's App::exit.
+#ifdef exit
+#undef exit
+#endif
 #include <CLI/CLI.hpp>
 #include <climits>
 #include <string>

@@ -12,6 +12,10 @@
 // otherwise. It prints the time per iteration of both.
 //
 //   mpiexec -n 4 ./cg_poisson [--n 128 --strips 8 --tol 1e-10 --max-iter 2000]
+// SimGrid SMPI defines exit(x) as a macro in every file; it would rename CLI11's App::exit.
+#ifdef exit
+#undef exit
+#endif
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>

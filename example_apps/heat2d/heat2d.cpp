@@ -21,6 +21,10 @@
 //                          --mode fast|run_to_run|rank_count_independent
 //                          --layout contiguous|round_robin
 //                          --device-aware-mpi off|on|detect]
+// SimGrid SMPI defines exit(x) as a macro in every file; it would rename CLI11's App::exit.
+#ifdef exit
+#undef exit
+#endif
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <algorithm>
