@@ -263,6 +263,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   if (State() != Phase::collecting)
     throw UsageError(Where() + ": network phase launched while " + ToString(State()));
   spec_ = spec;
+  finisher_ = spec_.window ? spec_.window->Rounding() : Finisher{};
   finished_by_schedule_ = false;
   auto& impl = ctx_->Impl();
   try {
@@ -273,7 +274,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     throw UsageError(error_);
   }
   if (impl.size == 1) {
-    if (spec_.window) UsePacked(spec_.pack(client_, spec_.measure(client_), false));
+    if (spec_.window) UsePacked(spec_.window->Pack(spec_.window->Measure(), false));
     const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
     if (spec_.input && bytes) std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
     phase_.store(Phase::in_flight, std::memory_order_release);
@@ -284,7 +285,8 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   auto mpi = impl.LockMpi();
   try {
     speculative_ = false;
-    if (spec_.window && spec_.window_guess && !spec_.check_length && spec_.signature == 0 &&
+    const WindowNeeds* guess = spec_.window ? spec_.window->Guess() : nullptr;
+    if (guess && !spec_.check_length && spec_.signature == 0 &&
         spec_.collective == Collective::allreduce) {
       // An exact allreduce with a window agreed before. Large messages are written in it
       // while measured, and the agreement follows (the records stand where it agrees on
@@ -294,8 +296,8 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
       PackedRecords prepacked;
       WindowNeeds measured;
       try {
-        if (spec_.prepack) prepacked = spec_.prepack(client_, *spec_.window_guess, &measured);
-        if (!prepacked.data) UsePacked(spec_.pack(client_, *spec_.window_guess, true));
+        prepacked = spec_.window->Prepack(*guess, &measured);
+        if (!prepacked.data) UsePacked(spec_.window->Pack(*guess, true));
       } catch (const std::bad_alloc& e) {  // out of memory: fail here; the others wait (watchdog)
         throw UsageError(e.what());
       }
@@ -335,7 +337,7 @@ void ReductionCore::StartAgreement(const WindowNeeds* measured) {
   length_check_[1] = -len;
   length_check_[2] = sig;
   length_check_[3] = -sig;
-  const WindowNeeds local = measured ? *measured : spec_.window ? spec_.measure(client_) : WindowNeeds{};
+  const WindowNeeds local = measured ? *measured : spec_.window ? spec_.window->Measure() : WindowNeeds{};
   length_check_[4] = local.hi;
   length_check_[5] = -local.lo;
   length_check_[6] = local.terms;
@@ -366,7 +368,7 @@ bool ReductionCore::SpeculationMissed() const {
   std::uint32_t misfits = 0;
   if (finished_by_schedule_)  // the finisher copies that record's low digit
     std::memcpy(&misfits,
-                static_cast<const unsigned char*>(spec_.finisher.out) + (records.count - 1) * spec_.finisher.out_size,
+                static_cast<const unsigned char*>(finisher_.out) + (records.count - 1) * finisher_.out_size,
                 sizeof misfits);
   else
     std::memcpy(&misfits, Records() + (records.count - 1) * records.elem_size, sizeof misfits);
@@ -380,9 +382,9 @@ const unsigned char* ReductionCore::Records() const {
 
 // Exact records the schedule left unrounded: rounded here where the result is wanted.
 void ReductionCore::FinishRecords() {
-  if (!spec_.window || !spec_.finisher || finished_by_schedule_) return;
+  if (!spec_.window || !finisher_ || finished_by_schedule_) return;
   if (spec_.collective == Collective::reduce && ctx_->Rank() != spec_.root) return;
-  spec_.finisher.fn(spec_.finisher.state, Records(), spec_.finisher.out, 0, spec_.packed->segments.front().count);
+  finisher_.fn(finisher_.state, Records(), finisher_.out, 0, spec_.packed->segments.front().count);
 }
 
 // The schedule of this generation: forced by the options, or chosen by the pruned selection
@@ -465,7 +467,7 @@ void ReductionCore::StartSchedule() {
   args.params = params_;
   const ScheduleKind kind = kind_;
   if (spec_.window && kind != ScheduleKind::mpi_library) {
-    args.finisher = spec_.finisher;
+    args.finisher = finisher_;
     // Exact records combine by multiword addition, element by element, and carry no
     // header (no user operator can throw): the schedule may split them like values.
     const PackedSegment& records = spec_.packed->segments.front();
@@ -565,7 +567,7 @@ bool ReductionCore::AdvanceLocked() {
           agreed.hi = length_check_[4];
           agreed.terms = length_check_[6] * impl.size;
           agreed.special = length_check_[7] != 0;
-          UsePacked(spec_.pack(client_, agreed, false));
+          UsePacked(spec_.window->Pack(agreed, false));
         } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
           SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
           phase_.store(Phase::failed, std::memory_order_release);

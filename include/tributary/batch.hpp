@@ -320,9 +320,8 @@ class Batch {
     core_->Arm(1, static_cast<int>(members_.size()));
     core_->Arrive(0, static_cast<int>(members_.size()));
     if (offsets_.size() != members_.size()) Layout();  // members are fixed after the first start
-    WriteHeader(-1);
-    for (std::size_t k = 0; k < members_.size(); ++k)
-      members_[k]->PackValue(buffer_.data() + sizeof(detail::PackedHeader) + offsets_[k]);
+    unsigned char* body = message_.Reset(body_bytes_, core_->Ctx()->Rank());
+    for (std::size_t k = 0; k < members_.size(); ++k) members_[k]->PackValue(body + offsets_[k]);
     Launch();
     return TaskStatus::complete;
   }
@@ -382,30 +381,22 @@ class Batch {
   void Layout() {
     offsets_.resize(members_.size());
     std::size_t offset = 0;
-    layout_.segments.clear();
+    std::vector<detail::PackedSegment>& segments = message_.Segments();
+    segments.clear();
     for (std::size_t k = 0; k < members_.size(); ++k) {
       const std::size_t a = members_[k]->Align();
       offset = (offset + a - 1) / a * a;
       offsets_[k] = offset;
       const detail::PackedSegment seg = members_[k]->Segment(offset);
-      detail::PackedSegment* prev = layout_.segments.empty() ? nullptr : &layout_.segments.back();
+      detail::PackedSegment* prev = segments.empty() ? nullptr : &segments.back();
       if (prev && members_[k]->stateless && members_[k - 1]->stateless && prev->combine == seg.combine &&
           prev->elem_size == seg.elem_size && prev->offset + prev->count * prev->elem_size == seg.offset)
         prev->count += seg.count;  // one call combines both
       else
-        layout_.segments.push_back(seg);
+        segments.push_back(seg);
       offset += members_[k]->Bytes();
     }
-    layout_.bytes = sizeof(detail::PackedHeader) + (offset + 15) / 16 * 16;
-    layout_.rank = core_->Ctx()->Rank();
-    layout_.error_text = &op_error_;
-    buffer_.assign(layout_.bytes, 0);
-  }
-
-  void WriteHeader(int error_rank) {
-    detail::PackedHeader h;
-    h.error_rank = error_rank;
-    std::memcpy(buffer_.data(), &h, sizeof h);
+    body_bytes_ = (offset + 15) / 16 * 16;
   }
 
   // The last contribution: members contributed on the device fold first; the message is
@@ -429,16 +420,17 @@ class Batch {
 
   void CombineAndLaunch() {
     if (offsets_.size() != members_.size()) Layout();  // members are fixed after the first start
-    op_error_.clear();
+    const int rank = core_->Ctx()->Rank();
+    unsigned char* body = message_.Reset(body_bytes_, rank);
+    bool failed = false;
     for (std::size_t k = 0; k < members_.size(); ++k) {
       try {
-        members_[k]->CombineInto(lists_,
-                                 buffer_.data() + sizeof(detail::PackedHeader) + offsets_[k]);
+        members_[k]->CombineInto(lists_, body + offsets_[k]);
       } catch (const std::exception& e) {
-        if (op_error_.empty()) op_error_ = "member '" + members_[k]->label + "': " + e.what();
+        if (!failed) message_.Fail(rank, "member '" + members_[k]->label + "': " + e.what());
+        failed = true;
       }
     }
-    WriteHeader(op_error_.empty() ? -1 : core_->Ctx()->Rank());
     Launch();
   }
 
@@ -447,24 +439,16 @@ class Batch {
     for (auto& m : members_) commutative = commutative && m->Commutative();
     detail::LaunchSpec spec;
     spec.collective = Collective::allreduce;
-    spec.data = buffer_.data();
+    spec.data = message_.Data();
     spec.payload.commutative = commutative;
     spec.determinism = static_cast<int>(core_->Ctx()->Options().determinism);
-    spec.packed = &layout_;
+    spec.packed = message_.Layout();
     core_->Launch(spec);
   }
 
   void Finish() {
-    detail::PackedHeader h;
-    std::memcpy(&h, buffer_.data(), sizeof h);
-    if (h.error_rank >= 0) {
-      std::string msg = core_->Where() + ": a member's operator threw on rank " +
-                        std::to_string(h.error_rank);
-      if (h.error_rank == core_->Ctx()->Rank() && !op_error_.empty()) msg += ": " + op_error_;
-      throw RemoteError(h.error_rank, msg);
-    }
-    for (std::size_t k = 0; k < members_.size(); ++k)
-      members_[k]->Unpack(buffer_.data() + sizeof(detail::PackedHeader) + offsets_[k]);
+    message_.ThrowIfFailed(core_->Where(), "a member's operator", core_->Ctx()->Rank());
+    for (std::size_t k = 0; k < members_.size(); ++k) members_[k]->Unpack(message_.Body() + offsets_[k]);
   }
 
   void Abandon() {
@@ -486,9 +470,8 @@ class Batch {
   std::unique_ptr<detail::ReductionCore> core_;
   std::vector<std::unique_ptr<detail::BatchMemberBase>> members_;
   std::vector<std::size_t> offsets_;
-  std::vector<unsigned char> buffer_;
-  detail::PackedLayout layout_;
-  std::string op_error_;
+  std::size_t body_bytes_ = 0;
+  detail::PackedMessage message_;  // the members' values behind one header
   int lists_ = 0;
 };
 
@@ -519,16 +502,7 @@ template <class Exec, class View, class Op,
           std::enable_if_t<Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value, int>>
 TaskStatus BatchMember<T>::ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
                                           std::int64_t first_index) {
-  using V = typename View::non_const_value_type;
-  static_assert(View::rank >= 1 && View::rank <= 3, "ContributeView: a View of rank 1 to 3");
-  static_assert(Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible,
-                "ContributeView: the execution space cannot read the View's memory");
-  static_assert(detail::kViewElementFits<E, V>,
-                "ContributeView: the View's elements must be the member's element type (or, for "
-                "ValueLoc<V>, plain V values whose index is their position)");
-  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
-                "ContributeView: the operator does not apply to the member's element type");
-  static_assert(Op::commutative, "ContributeView: device reductions need a commutative operator");
+  detail::CheckViewContribution<E, Exec, View, Op>();
   const std::size_t k = Traits::Size(val);
   const std::string shape = detail::ViewShapeError<E>(k, data);
   if (!shape.empty()) throw UsageError(batch_->core_->Where() + ": member '" + label + "': list " +

@@ -178,6 +178,22 @@ struct IsValueLoc<ValueLoc<T>> : std::true_type {};
 template <class E, class V>
 constexpr bool kViewElementFits = std::is_same_v<E, V> || std::is_same_v<E, ValueLoc<V>>;
 
+/// The compile-time rules of ContributeView (reductions and batch members alike) for a
+/// value of element type E.
+template <class E, class Exec, class View, class Op>
+constexpr void CheckViewContribution() {
+  using V = typename View::non_const_value_type;
+  static_assert(View::rank >= 1 && View::rank <= 3, "ContributeView: a View of rank 1 to 3");
+  static_assert(Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible,
+                "ContributeView: the execution space cannot read the View's memory");
+  static_assert(kViewElementFits<E, V>,
+                "ContributeView: the View's elements must be the value's element type (or, "
+                "for ValueLoc<V>, plain V values whose index is their position)");
+  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
+                "ContributeView: the operator does not apply to the value's element type");
+  static_assert(Op::commutative, "ContributeView: device reductions need a commutative operator");
+}
+
 /// The reduction half of every scalar kernel: the neutral element (computed on the host)
 /// and the join, `dst = dst ∘ src` with dst holding the lower indices. Written into each
 /// kernel (not inherited) because Kokkos 3.4 detects init and join on the functor's own

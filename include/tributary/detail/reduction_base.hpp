@@ -16,6 +16,8 @@
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
 #include "tributary/detail/device_partials.hpp"
+#include "tributary/detail/encoding.hpp"
+#include "tributary/detail/exact_encoding.hpp"
 #include "tributary/detail/exact_kernels.hpp"
 #include "tributary/detail/exactness.hpp"
 #include "tributary/detail/op_holder.hpp"
@@ -100,16 +102,7 @@ class ReductionBase {
             std::enable_if_t<Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value, int> = 0>
   TaskStatus ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
                             std::int64_t first_index = 0) {
-    using V = typename View::non_const_value_type;
-    static_assert(View::rank >= 1 && View::rank <= 3, "ContributeView: a View of rank 1 to 3");
-    static_assert(Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible,
-                  "ContributeView: the execution space cannot read the View's memory");
-    static_assert(kViewElementFits<E, V>,
-                  "ContributeView: the View's elements must be the value's element type (or, "
-                  "for ValueLoc<V>, plain V values whose index is their position)");
-    static_assert(std::is_invocable_v<const Op&, const E&, E&>,
-                  "ContributeView: the operator does not apply to the value's element type");
-    static_assert(Op::commutative, "ContributeView: device reductions need a commutative operator");
+    CheckViewContribution<E, Exec, View, Op>();
     const bool one = !Traits::dynamic && Traits::Size(val) == 1;
     const std::string shape = ViewShapeError<E>(one ? 1 : 2, data);
     if (!shape.empty()) DeviceShapeError(list_index, shape);
@@ -205,14 +198,12 @@ class ReductionBase {
         slots_(std::move(other.slots_)),
         work_(std::move(other.work_)),
         packed_(std::move(other.packed_)),
-        layout_(std::move(other.layout_)),
-        op_error_(std::move(other.op_error_)),
+        exact_encoding_(std::move(other.exact_encoding_)),
         collective_(other.collective_),
         root_(other.root_),
         name_(std::move(other.name_)),
         mode_(other.mode_),
         exact_(other.exact_),
-        exact_active_(other.exact_active_),
         exact_slots_(std::move(other.exact_slots_)),
         exact_used_(std::move(other.exact_used_))
 #if TRIBUTARY_HAVE_KOKKOS
@@ -223,7 +214,6 @@ class ReductionBase {
     if (core_ && core_->NetworkActive())
       throw UsageError(core_->Where() + ": moved while its network phase is in flight");
     if (core_) core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk, &ReductionBase::ReadyThunk);
-    layout_.error_text = &op_error_;
   }
   ReductionBase& operator=(ReductionBase&&) = delete;
   ReductionBase(const ReductionBase&) = delete;
@@ -278,8 +268,8 @@ class ReductionBase {
     const T& source = input ? *input : val;
     if constexpr (kExactCapable) {
       if (exact_) {  // the source is read when the window is agreed (in flight until then)
-        exact_source_ = &source;
-        LaunchExact(Traits::Size(source), 1);
+        exact_encoding_.Begin(Traits::Size(source)).single = Traits::Data(source);
+        LaunchExact();
         return;
       }
     }
@@ -305,7 +295,6 @@ class ReductionBase {
     ArmHandWired(op, collective, root);
     LaunchSpec spec = SpecOf(count);
     spec.device_memory = true;
-    op_error_.clear();
     if (NotRoot())  // sends from the input (or val), which stays unchanged
       SetDirect(&spec, const_cast<E*>(input ? input : data), nullptr, count, true);
     else
@@ -347,7 +336,6 @@ class ReductionBase {
   // the mode cannot take fails the generation here (CheckReduce then throws the same).
   template <class Op>
   void SetGenerationOperator(const Op& op) {
-    exact_device_ = nullptr;  // a new generation: no device partials yet
     try {
       SetOperator<E>(op_, op);
       exact_ = UsesExactSum<Op>();
@@ -374,315 +362,44 @@ class ReductionBase {
     throw UsageError(msg);
   }
 
-  // What a rank with no nonzero finite term needs of the window, `terms` per element.
-  static WindowNeeds NoBits(int terms) {
-    WindowNeeds needs;
-    needs.lo = std::int64_t(1) << 40;  // above any bit
-    needs.terms = std::max(1, terms);
-    return needs;
-  }
-
-  // Every list's partial is added exactly once the ranks agree on the window of digits
-  // their data occupies (see Measure and Pack); here only the lengths are checked.
+  // Exact generations: every list's partial is added exactly once the ranks agree on
+  // the window of digits their data occupies (ExactEncoding); here the lengths are checked
+  // and the encoding is told where the terms are.
   void CombineExactAndLaunch() {
-    exact_source_ = nullptr;
-    if (exact_device_) {  // one exact partial per element, merged on the device
-      LaunchExact(exact_device_count_, 1);
-      return;
-    }
-    const int n = core_->Expected();
-    const auto length_of = [&](int i) {
-      const auto u = static_cast<std::size_t>(i);
-      return exact_used_[u] ? exact_slots_[u].size() : Traits::Size(slots_[u].value);
-    };
-    const std::size_t len = n == 0 ? Traits::Size(val) : length_of(0);
-    for (int i = 1; i < n; ++i)
-      if (length_of(i) != len) LengthMismatch(len, i, length_of(i));
-    LaunchExact(len, n);  // one term per list
-  }
-
-  // What this rank's partials need of the window: the bits of every value and partial.
-  WindowNeeds Measure() const {
-    WindowNeeds needs = NoBits(exact_terms_);
-    const auto widen = [&needs](const E* in, std::size_t count) {
-      if constexpr (kExactCapable) {
-        if constexpr (std::is_same_v<E, double>)
-          if (WidenRangeKernel(in, count, &needs.lo, &needs.hi, &needs.special)) return;
-        for (std::size_t k = 0; k < count; ++k)
-          WidenRange(static_cast<double>(in[k]), &needs.lo, &needs.hi, &needs.special);
-      } else {
-        (void)in, (void)count;
-      }
-    };
-    if (exact_device_) {
-      for (std::size_t k = 0; k < exact_device_count_; ++k)
-        WidenRange(exact_device_[k], &needs.lo, &needs.hi, &needs.special);
-    } else if (exact_source_) {
-      widen(Traits::Data(*exact_source_), exact_count_);
-    } else {
-      for (int i = 0; i < core_->Expected(); ++i) {
+    if constexpr (kExactCapable) {
+      const int n = core_->Expected();
+      const auto length_of = [&](int i) {
         const auto u = static_cast<std::size_t>(i);
-        if (exact_used_[u])
-          for (const ExactSum& part : exact_slots_[u]) WidenRange(part, &needs.lo, &needs.hi, &needs.special);
-        else
-          widen(Traits::Data(slots_[u].value), exact_count_);
+        return exact_used_[u] ? exact_slots_[u].size() : Traits::Size(slots_[u].value);
+      };
+      const std::size_t len = n == 0 ? Traits::Size(val) : length_of(0);
+      for (int i = 1; i < n; ++i)
+        if (length_of(i) != len) LengthMismatch(len, i, length_of(i));
+      ExactTerms<E>& terms = exact_encoding_.Begin(len);
+      for (int i = 0; i < n; ++i) {  // one term per list
+        const auto u = static_cast<std::size_t>(i);
+        terms.values.push_back(exact_used_[u] ? nullptr : Traits::Data(slots_[u].value));
+        terms.partials.push_back(exact_used_[u] ? exact_slots_[u].data() : nullptr);
       }
+      LaunchExact();
     }
-    return needs;
   }
-  static WindowNeeds MeasureThunk(void* self) { return static_cast<ReductionBase*>(self)->Measure(); }
 
-  // The sums travel in the compact window form (ExactWindow), packed: the combine is exact,
-  // so every schedule and every order gives the same value; Finish rounds once.
-  void LaunchExact(std::size_t count, int terms) {
-    LaunchSpec spec = SpecOf(count);
-    if (spec.signature != 0) spec.signature += 7;  // exact records: another message than the values'
-    spec.payload.commutative = true;
-    spec.builtin_op = false;
-    spec.window = true;
-    spec.measure = &MeasureThunk;
-    exact_terms_ = terms;
-    // A window agreed before, for an allreduce whose data still fits it: no agreement.
-    spec.window_guess = have_agreed_ && collective_ == Collective::allreduce ? &agreed_ : nullptr;
-    spec.pack = &PackThunk;
-    exact_count_ = count;
-    prepacked_ = false;
-    if constexpr (std::is_same_v<E, double>)
-      if (count >= kPrepackFrom && SingleSource()) spec.prepack = &PrepackThunk;
+  // Launches the terms given to the encoding; the rounded values go straight into `val`
+  // where it receives the result.
+  void LaunchExact() {
     if constexpr (kExactCapable) {
-      // The records are rounded where they are complete: by Rabenseifner and the ring on
-      // each rank's share before their allgather, else by the core on the whole message;
-      // into `val`, or into rounded_ when the records speculate (see Pack).
-      spec.finisher.fn = &RoundThunk;
-      spec.finisher.combine_fn = &RoundSumThunk;
-      spec.finisher.state = this;
-      spec.finisher.out_size = sizeof(E);
-    }
-    layout_.rank = core_->Ctx()->Rank();
-    layout_.error_text = &op_error_;
-    op_error_.clear();
-    spec.packed = &layout_;
-    packed_active_ = false;
-    exact_active_ = true;
-    core_->Launch(spec);
-  }
-
-  // Writes the message for the agreed window: per element the exact sum of this rank's
-  // partials (values added exactly, ExactSum partials merged) as a window record.
-  // `speculative`: the window was agreed for an earlier generation; one more record
-  // follows, 1 where this rank's data does not fit it (its records are then zero).
-  PackedRecords Pack(const WindowNeeds& agreed, bool speculative) {
-    if (!speculative) {
-      agreed_ = agreed;
-      have_agreed_ = true;
-    }
-    const ExactWindow w = WindowFor(agreed.lo, agreed.hi, agreed.terms, agreed.special);
-    const bool kept = prepacked_ && !speculative && w.first == window_.first && w.digits == window_.digits &&
-                      w.flags == window_.flags;
-    prepacked_ = false;
-    if (kept) return {packed_.data(), RoundedTarget(false)};  // written in this window already
-    const std::size_t n = exact_count_, words = w.Words();
-    std::uint32_t* records = RecordsFor(w, n + (speculative ? 1 : 0));
-    std::uint32_t* trailer = records + n * words;
-    if (speculative) std::fill(trailer, trailer + words, 0u);
-    const PackedRecords done{packed_.data(), RoundedTarget(speculative)};
-    const auto misfit = [&] {
-      trailer[0] = 1;
-      std::fill(records, trailer, 0u);
-      return done;
-    };
-    const std::int64_t ranks = core_->Ctx()->Size();
-    if (speculative && std::max(1, exact_terms_) * ranks > agreed.terms) return misfit();
-    if constexpr (std::is_same_v<E, double>) {
-      // One value per element: written (and checked) four at a time where the CPU can.
-      if (const E* single = SingleSource()) {
-        WindowFit fit;
-        fit.hi = agreed.hi;
-        if (DepositKernel(single, n, window_.first, window_.flags ? 0 : window_.digits, records,
-                          speculative ? &fit : nullptr)) {
-          if (!fit.fits) return misfit();
-          return done;
-        }
+      const std::size_t count = exact_encoding_.Count();
+      LaunchSpec spec = SpecOf(count);
+      E* result = nullptr;
+      if (!NotRoot()) {
+        if constexpr (Traits::dynamic) Traits::Resize(val, count);
+        result = Traits::Data(val);
       }
-    }
-    if (speculative) {
-      const WindowNeeds mine = Measure();
-      const bool fits = (!mine.special || agreed.special) &&
-                        (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi));
-      if (!fits) return misfit();
-    }
-    PackRecords(records);
-    return done;
-  }
-
-  // Large messages of one value per element: the records in the window agreed before,
-  // written while the data is measured for the agreement that follows (Pack keeps them
-  // when it agrees on the same window). No data where the kernels do not take the window.
-  PackedRecords Prepack(const WindowNeeds& guess, WindowNeeds* measured) {
-    if constexpr (std::is_same_v<E, double>) {
-      const ExactWindow w = WindowFor(guess.lo, guess.hi, guess.terms, guess.special);
-      const E* single = SingleSource();
-      if (w.flags || !single) return {};
-      const std::size_t n = exact_count_;
-      std::uint32_t* records = RecordsFor(w, n);
-      WindowNeeds mine = NoBits(exact_terms_);
-      if (!DepositMeasuringKernel(single, n, w.first, w.digits, records, &mine.lo, &mine.hi, &mine.special))
-        return {};
-      prepacked_ = true;
-      *measured = mine;
-      return {packed_.data(), RoundedTarget(false)};
-    } else {
-      (void)guess, (void)measured;
-      return {};
-    }
-  }
-  static PackedRecords PrepackThunk(void* self, const WindowNeeds& guess, WindowNeeds* measured) {
-    return static_cast<ReductionBase*>(self)->Prepack(guess, measured);
-  }
-
-  // Sizes the message for `count` records of window `w` (after the header) and describes
-  // it; returns where the records go.
-  std::uint32_t* RecordsFor(const ExactWindow& w, std::size_t count) {
-    window_ = w;
-    packed_.resize(sizeof(PackedHeader) + count * window_.RecordBytes());
-    PackedHeader header;
-    std::memcpy(packed_.data(), &header, sizeof header);
-    layout_.segments.assign(1, PackedSegment{0, count, window_.RecordBytes(), WindowCombineFor(window_), &window_});
-    layout_.bytes = packed_.size();
-    return reinterpret_cast<std::uint32_t*>(packed_.data() + sizeof(PackedHeader));
-  }
-
-  // The values of an exact generation that contributes one per element (a hand-wired start,
-  // or one list of values); null otherwise.
-  const E* SingleSource() const {
-    if (exact_source_) return Traits::Data(*exact_source_);
-    if (exact_device_ || core_->Expected() != 1 || exact_used_[0]) return nullptr;
-    return Traits::Data(slots_[0].value);
-  }
-
-  // Where an exact generation's rounded values go: `val` itself where it receives them and
-  // the records are final once written; otherwise (a speculative generation, which may be
-  // packed again from `val`, or a reduce's other ranks) rounded_, with room for the count of
-  // misfits.
-  void* RoundedTarget(bool speculative) {
-    if constexpr (kExactCapable) {
-      rounded_in_val_ = !speculative && !NotRoot();
-      if (rounded_in_val_) {
-        if constexpr (Traits::dynamic) Traits::Resize(val, exact_count_);
-        return Traits::Data(val);
-      }
-      rounded_.resize(exact_count_ + 1);
-      return rounded_.data();
-    } else {
-      (void)speculative;
-      return nullptr;
-    }
-  }
-
-  // The records of this rank's partials in window_ (which they fit).
-  void PackRecords(std::uint32_t* records) {
-    const std::size_t n = exact_count_, words = window_.Words();
-    const int lists = core_->Expected();
-    if constexpr (kExactCapable) {
-      const bool values_only =
-          !exact_device_ && (exact_source_ || std::none_of(exact_used_.begin(), exact_used_.begin() + lists,
-                                          [](unsigned char used) { return used != 0; }));
-      if (window_.digits <= kShortWindow && values_only) {  // one 128-bit word per element
-        // Locals, not members: the records' stores could otherwise alias the window.
-        const ExactWindow win = window_;
-        const E* source = exact_source_ ? Traits::Data(*exact_source_) : nullptr;
-        WithShortForm(win, [&](auto form) {
-          using Form = decltype(form);
-          for (std::size_t k = 0; k < n; ++k) {
-            WindowWord sum = 0;
-            unsigned flags = 0;
-            if (source) {
-              DepositShort(&sum, win, static_cast<double>(source[k]), &flags);
-            } else {
-              for (int i = 0; i < lists; ++i)
-                DepositShort(&sum, win, static_cast<double>(Traits::Data(slots_[static_cast<std::size_t>(i)].value)[k]),
-                             &flags);
-            }
-            StoreShort<Form>(records + k * Form::kWords, sum, flags);
-          }
-        });
-        return;
-      }
-      std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
-      for (std::size_t k = 0; k < n; ++k) {
-        std::fill(acc.begin(), acc.end(), 0);
-        unsigned flags = 0;
-        if (exact_device_) {
-          DepositWindow(acc.data(), window_, exact_device_[k], &flags);
-        } else if (exact_source_) {
-          DepositWindow(acc.data(), window_, static_cast<double>(Traits::Data(*exact_source_)[k]), &flags);
-        } else {
-          for (int i = 0; i < lists; ++i) {
-            const auto u = static_cast<std::size_t>(i);
-            if (exact_used_[u])
-              DepositWindow(acc.data(), window_, exact_slots_[u][k], &flags);
-            else
-              DepositWindow(acc.data(), window_, static_cast<double>(Traits::Data(slots_[u].value)[k]), &flags);
-          }
-        }
-        StoreWindow(records + k * words, acc.data(), window_, flags);
-      }
-    } else {
-      (void)records, (void)n, (void)words, (void)lists;
-    }
-  }
-  static PackedRecords PackThunk(void* self, const WindowNeeds& agreed, bool speculative) {
-    return static_cast<ReductionBase*>(self)->Pack(agreed, speculative);
-  }
-
-  // The Finisher's combine and rounding in one pass (three-digit records of doubles, where the
-  // CPU has the kernels); false otherwise, before writing anything.
-  static bool RoundSumThunk(const void* self, const void* in, const void* inout, void* out, std::size_t first,
-                            std::size_t count) noexcept {
-    if constexpr (std::is_same_v<E, double>) {
-      const auto& me = *static_cast<const ReductionBase*>(self);
-      const ExactWindow w = me.window_;
-      const auto* a = static_cast<const std::uint32_t*>(in);
-      const auto* b = static_cast<const std::uint32_t*>(inout);
-      const bool trailer = first + count > me.exact_count_;
-      if (trailer) --count;
-      if (!RoundSumKernel(a, b, count, w.first, w.flags ? 0 : w.digits, static_cast<E*>(out))) return false;
-      if (trailer) {  // the count of misfits: the low digits' sum
-        const std::uint32_t misfits = a[count * w.Words()] + b[count * w.Words()];
-        std::memcpy(static_cast<E*>(out) + count, &misfits, sizeof misfits);
-      }
-      return true;
-    } else {
-      (void)self, (void)in, (void)inout, (void)out, (void)first, (void)count;
-      return false;
-    }
-  }
-
-  // The Finisher of window records: records [first, first + count) rounded once to E; a
-  // speculative generation's last record (its count of misfits) is copied as it is.
-  static void RoundThunk(const void* self, const void* in, void* out, std::size_t first,
-                         std::size_t count) noexcept {
-    if constexpr (kExactCapable) {
-      const auto& me = *static_cast<const ReductionBase*>(self);
-      const ExactWindow w = me.window_;
-      const auto* records = static_cast<const std::uint32_t*>(in);
-      E* values = static_cast<E*>(out);
-      if (first + count > me.exact_count_) {
-        --count;
-        std::memcpy(values + count, records + count * w.Words(), sizeof(std::uint32_t));
-      }
-      if constexpr (std::is_same_v<E, double>)
-        if (RoundKernel(records, count, w.first, w.flags ? 0 : w.digits, values)) return;
-      if (w.digits <= kShortWindow) {
-        WithShortForm(w, [&](auto form) {
-          using Form = decltype(form);
-          for (std::size_t k = 0; k < count; ++k) values[k] = RoundShort<E, Form>(records + k * Form::kWords, w.first);
-        });
-      } else {
-        for (std::size_t k = 0; k < count; ++k) values[k] = RoundWindow<E>(records + k * w.Words(), w);
-      }
-    } else {
-      (void)self, (void)in, (void)out, (void)first, (void)count;
+      const Context& ctx = *core_->Ctx();
+      exact_encoding_.Describe(&spec, result, collective_ == Collective::allreduce, ctx.Rank(), ctx.Size());
+      encoding_ = Encoding::window;
+      core_->Launch(spec);
     }
   }
 
@@ -741,26 +458,19 @@ class ReductionBase {
     if constexpr (Traits::dynamic)
       if (input) Traits::Resize(source, count);
     LaunchSpec spec = SpecOf(count);
-    op_error_ = combine_error;
     if (op_->direct && combine_error.empty()) {
       SetDirect(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count, read_only);
     } else {
       // User operators travel packed behind a header that carries a failure to every rank.
       // A packed Reduce runs as an allreduce so that every rank learns of a failure.
       if (spec.collective == Collective::reduce) spec.collective = Collective::allreduce;
-      layout_.segments.assign(1, PackedSegment{0, count, sizeof(E), op_->combine, op_.get()});
-      layout_.bytes = sizeof(PackedHeader) + count * sizeof(E);
-      layout_.rank = ctx.Rank();
-      layout_.error_text = &op_error_;
-      packed_.resize(layout_.bytes);
-      PackedHeader header;
-      if (!combine_error.empty()) header.error_rank = ctx.Rank();
-      std::memcpy(packed_.data(), &header, sizeof header);
-      if (count)
-        std::memcpy(packed_.data() + sizeof header, Traits::Data(input ? *input : source), count * sizeof(E));
-      spec.data = packed_.data();
-      spec.packed = &layout_;
-      packed_active_ = true;
+      unsigned char* body = packed_.Reset(count * sizeof(E), ctx.Rank());
+      packed_.SetSegment(count, sizeof(E), op_->combine, op_.get());
+      if (!combine_error.empty()) packed_.Fail(ctx.Rank(), combine_error);
+      if (count) std::memcpy(body, Traits::Data(input ? *input : source), count * sizeof(E));
+      spec.data = packed_.Data();
+      spec.packed = packed_.Layout();
+      encoding_ = Encoding::packed;
     }
     core_->Launch(spec);
   }
@@ -779,7 +489,7 @@ class ReductionBase {
     spec.payload.commutative = op_->commutative;
     spec.builtin_op = op_->direct;
     spec.determinism = static_cast<int>(mode_);
-    exact_active_ = false;
+    encoding_ = Encoding::plain;
     return spec;
   }
 
@@ -796,40 +506,32 @@ class ReductionBase {
     spec->payload.elem_type = MpiType<E>::Get();
     spec->payload.op = op_->mpi_op;
 #endif
-    packed_active_ = false;
+    encoding_ = Encoding::plain;
   }
 
   void Finish() {
     Context& ctx = *core_->Ctx();
     const bool to_val = collective_ != Collective::reduce || ctx.Rank() == root_;
-    if (exact_active_) {
-      if (!to_val) return;
-      const std::size_t count = exact_count_;  // rounded by the schedule or the core
+    if (encoding_ == Encoding::window) {
       if constexpr (kExactCapable) {
-        if (rounded_in_val_) return;
+        const E* rounded = exact_encoding_.Rounded();  // null: rounded into val already
+        if (!to_val || !rounded) return;
+        const std::size_t count = exact_encoding_.Count();
         if constexpr (Traits::dynamic) Traits::Resize(val, count);
-        if (count) std::memcpy(Traits::Data(val), rounded_.data(), count * sizeof(E));
+        if (count) std::memcpy(Traits::Data(val), rounded, count * sizeof(E));
       }
       return;
     }
-    if (packed_active_) {
-      PackedHeader header;
-      std::memcpy(&header, packed_.data(), sizeof header);
-      if (header.error_rank >= 0) {
-        std::string msg = core_->Where() + ": the reduction operator threw on rank " +
-                          std::to_string(header.error_rank);
-        if (header.error_rank == ctx.Rank() && !op_error_.empty()) msg += ": " + op_error_;
-        throw RemoteError(header.error_rank, msg);
-      }
+    if (encoding_ == Encoding::packed) {
+      packed_.ThrowIfFailed(core_->Where(), "the reduction operator", ctx.Rank());
       if (to_val) {
-        const std::size_t count = (layout_.bytes - sizeof(PackedHeader)) / sizeof(E);
+        const std::size_t count = packed_.BodyBytes() / sizeof(E);
         if constexpr (Traits::dynamic) Traits::Resize(val, count);
-        if (count) std::memcpy(static_cast<void*>(Traits::Data(val)), packed_.data() + sizeof header,
-                               count * sizeof(E));
+        if (count) std::memcpy(static_cast<void*>(Traits::Data(val)), packed_.Body(), count * sizeof(E));
       }
       return;
     }
-    // Unpacked: the root's result is already in `val`.
+    // Plain: the root's result is already in `val`.
   }
 
   void Abandon() {
@@ -951,9 +653,10 @@ class ReductionBase {
     if (exact_) {
       DeviceStageBase<ExactSum>* stage = exact_stage_.get();
       if (stage == nullptr || !stage->Ready()) return false;
-      exact_device_ = stage->Result();
-      exact_device_count_ = stage->count;
-      CombineExactAndLaunch();
+      if constexpr (kExactCapable) {  // one merged partial per element
+        exact_encoding_.Begin(stage->count).merged = stage->Result();
+        LaunchExact();
+      }
       return true;
     }
     DeviceStageBase<E>* stage = stage_.get();
@@ -1018,30 +721,18 @@ class ReductionBase {
   };
   std::vector<Slot> slots_;
   T work_{};
-  std::vector<unsigned char> packed_;
-  std::vector<E> rounded_;  // an exact generation's rounded result where not val (RoundedTarget)
-  PackedLayout layout_;
-  std::string op_error_;
+  // The message of this generation: the elements themselves (plain), behind a header
+  // (packed: user operators), or exact-sum records (window).
+  enum class Encoding : std::uint8_t { plain, packed, window };
+  Encoding encoding_ = Encoding::plain;
+  PackedMessage packed_;
+  struct NoExactEncoding {};
+  std::conditional_t<kExactCapable, ExactEncoding<E>, NoExactEncoding> exact_encoding_;
   Collective collective_ = Collective::allreduce;
   int root_ = 0;
-  bool packed_active_ = false;
   std::string name_;
   Determinism mode_ = Determinism::fast;
-  bool exact_ = false;         // this generation sums through ExactSum
-  bool exact_active_ = false;  // the message in flight holds exact sums (window records)
-  const T* exact_source_ = nullptr;  // a hand-wired exact generation: its values (val or input)
-  const ExactSum* exact_device_ = nullptr;  // exact partials folded on the device: count of them
-  std::size_t exact_device_count_ = 0;
-  std::size_t exact_count_ = 0;
-  int exact_terms_ = 1;  // terms per element on this rank: lists, or 1 (one value or device partial)
-  bool prepacked_ = false;      // the records were written in window_ before the agreement
-  bool rounded_in_val_ = false;  // the finisher writes the rounded values into val
-  // From this many values, an exact allreduce writes and measures its records before the
-  // agreement (Prepack) instead of speculating, and rounds straight into val.
-  static constexpr std::size_t kPrepackFrom = 8192;
-  ExactWindow window_;
-  WindowNeeds agreed_;       // the last window the ranks agreed on (have_agreed_)
-  bool have_agreed_ = false;
+  bool exact_ = false;  // this generation sums through ExactSum
   std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials ...
   std::vector<unsigned char> exact_used_;            // ... given instead of a value
   std::atomic<int> where_{kUndecided};  // host or device contributions this generation

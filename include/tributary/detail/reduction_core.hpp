@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tributary/config.hpp"
+#include "tributary/detail/encoding.hpp"
 #include "tributary/detail/schedule.hpp"
 #include "tributary/tasks/task_status.hpp"
 
@@ -52,54 +53,6 @@ enum class Phase : std::uint8_t {
 
 const char* ToString(Phase p) noexcept;
 
-/// One contiguous run of elements inside a packed message and how it combines.
-struct PackedSegment {
-  std::size_t offset = 0;  ///< Bytes from the start of the message (after the header).
-  std::size_t count = 0;   ///< Elements.
-  std::size_t elem_size = 0;
-  CombineFn combine = nullptr;
-  const void* state = nullptr;
-};
-
-/// The header every packed message starts with: the lowest rank where a user operator
-/// threw, or -1. It travels with the data, so every rank learns of the failure.
-struct alignas(16) PackedHeader {
-  std::int32_t error_rank = -1;
-  std::int32_t reserved = 0;
-};
-static_assert(sizeof(PackedHeader) == 16, "elements after the header stay 16-byte aligned");
-
-/// How a packed message combines: used by Tributary's own schedules (through
-/// PackedCombine) and by the generic MPI_Op of the MPI-library path.
-struct PackedLayout {
-  std::vector<PackedSegment> segments;
-  std::size_t bytes = 0;  ///< Header included.
-  int rank = 0;           ///< This rank, recorded in the header when a combine throws.
-  std::string* error_text = nullptr;  ///< Receives what() of the exception thrown here.
-};
-
-/// CombineFn for packed messages: `state` is a PackedLayout. Never throws.
-void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept;
-
-/// What an exact sum's wire form must hold (Determinism::rank_count_independent): the
-/// lowest and highest bit of any term's magnitude, in units of 2^-1074 (hi < 0: no nonzero
-/// finite term), how many terms each element sums, and whether a NaN or an infinity is
-/// among them. Agreed across ranks: min lo, max hi, the rank count times the most terms on
-/// a rank, any special.
-struct WindowNeeds {
-  std::int64_t lo = 0;
-  std::int64_t hi = -1;
-  std::int64_t terms = 1;
-  bool special = false;
-};
-
-/// What an exact-sum pack wrote: the message (it replaces LaunchSpec::data), and where the
-/// rounded values go (the Finisher's output).
-struct PackedRecords {
-  void* data = nullptr;
-  void* rounded = nullptr;
-};
-
 /// Where the network phase of one generation reads and writes.
 struct LaunchSpec {
   Collective collective = Collective::allreduce;
@@ -130,28 +83,9 @@ struct LaunchSpec {
   bool device_memory = false;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
-  /// Exact sums (Determinism::rank_count_independent): `measure(client)` gives what this
-  /// rank's data needs of the window, agreed across ranks in the round that also checks
-  /// lengths; then `pack(client, agreed, false)` writes the message for the agreed window
-  /// and returns where it is (it replaces `data`). Tributary's own schedules split that
-  /// message at its records (`packed->segments[0]`); the MPI library's gets it whole.
-  bool window = false;
-  WindowNeeds (*measure)(void* client) = nullptr;
-  /// An allreduce may skip the agreement with a window agreed before (when no length or
-  /// signature check needs the round): `pack(client, *window_guess, true)` writes the
-  /// records for it plus one more, whose low digit is 1 where this rank's data does not
-  /// fit (pack checks while it writes, without measuring first). Summed across ranks, a
-  /// nonzero count makes every rank agree and pack again.
-  const WindowNeeds* window_guess = nullptr;
-  PackedRecords (*pack)(void* client, const WindowNeeds& agreed, bool speculative) = nullptr;
-  /// Or, where set (large messages): `prepack(client, *window_guess, &measured)` writes the
-  /// records in that window while it measures the data; the agreement then runs on the
-  /// measure, and `pack(client, agreed, false)` keeps the records when the agreed window
-  /// is the same. Returns no data where it cannot (then the core speculates).
-  PackedRecords (*prepack)(void* client, const WindowNeeds& guess, WindowNeeds* measured) = nullptr;
-  /// Exact sums: rounds the records into the result (ScheduleArgs::finisher). The schedule
-  /// does it where it can; otherwise the core does, on the ranks that receive the result.
-  Finisher finisher;
+  /// Exact sums (Determinism::rank_count_independent): the encoding that writes the
+  /// message once the ranks agree on its window (`data` and `packed` come from its Pack).
+  WindowCodec* window = nullptr;
 };
 
 /// Called when the network phase has completed on this rank; copies results out and may
@@ -274,7 +208,7 @@ class ReductionCore {
   void StartAgreement(const WindowNeeds* measured = nullptr);
   void UsePacked(const PackedRecords& packed) noexcept {
     spec_.data = packed.data;
-    spec_.finisher.out = packed.rounded;
+    finisher_.out = packed.rounded;
   }
   bool SpeculationMissed() const;
   bool AdvanceLocked();
@@ -307,6 +241,7 @@ class ReductionCore {
 
   ObjectLock mutex_;
   LaunchSpec spec_;
+  Finisher finisher_;  // a window codec's rounding (spec_.window)
   ScheduleKind kind_ = ScheduleKind::mpi_library;  // this generation's schedule
   ScheduleParams params_;
   void ChooseSchedule();

@@ -1,0 +1,161 @@
+// How a rank's combined partial becomes a network message and back. Three encodings:
+//  - plain: the elements themselves (builtin operators; nothing here, LaunchSpec::payload);
+//  - packed: a PackedHeader, then the elements (user operators, batches), so that an
+//    operator that throws on one rank fails the generation on every rank (PackedMessage);
+//  - window: exact sums as records of a window of digits agreed across ranks
+//    (WindowCodec; the exact-sum encoding in exact_encoding.hpp implements it).
+// The core (ReductionCore) moves the bytes and, for a window codec, runs the agreement.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tributary/detail/schedule.hpp"
+#include "tributary/errors.hpp"
+
+namespace tributary::detail {
+
+/// One contiguous run of elements inside a packed message and how it combines.
+struct PackedSegment {
+  std::size_t offset = 0;  ///< Bytes from the start of the message (after the header).
+  std::size_t count = 0;   ///< Elements.
+  std::size_t elem_size = 0;
+  CombineFn combine = nullptr;
+  const void* state = nullptr;
+};
+
+/// The header every packed message starts with: the lowest rank where a user operator
+/// threw, or -1. It travels with the data, so every rank learns of the failure.
+struct alignas(16) PackedHeader {
+  std::int32_t error_rank = -1;
+  std::int32_t reserved = 0;
+};
+static_assert(sizeof(PackedHeader) == 16, "elements after the header stay 16-byte aligned");
+
+/// How a packed message combines: used by Tributary's own schedules (through
+/// PackedCombine) and by the generic MPI_Op of the MPI-library path.
+struct PackedLayout {
+  std::vector<PackedSegment> segments;
+  std::size_t bytes = 0;  ///< Header included.
+  int rank = 0;           ///< This rank, recorded in the header when a combine throws.
+  std::string* error_text = nullptr;  ///< Receives what() of the exception thrown here.
+};
+
+/// CombineFn for packed messages: `state` is a PackedLayout. Never throws.
+void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept;
+
+/// A packed message and its layout: the buffer, the header, and the text of an exception
+/// thrown on this rank (by the list-order fold or by a combine inside the schedule).
+class PackedMessage {
+ public:
+  PackedMessage() = default;
+  PackedMessage(PackedMessage&& other) noexcept
+      : layout_(std::move(other.layout_)), buffer_(std::move(other.buffer_)), error_(std::move(other.error_)) {
+    layout_.error_text = &error_;
+  }
+  PackedMessage& operator=(PackedMessage&&) = delete;
+  PackedMessage(const PackedMessage&) = delete;
+  PackedMessage& operator=(const PackedMessage&) = delete;
+
+  /// Sizes the message for `body` bytes after the header, with the header clean; returns
+  /// where the body starts. The segments are the caller's (Segments()).
+  unsigned char* Reset(std::size_t body, int rank) {
+    buffer_.resize(sizeof(PackedHeader) + body);
+    layout_.bytes = buffer_.size();
+    layout_.rank = rank;
+    layout_.error_text = &error_;
+    error_.clear();
+    SetErrorRank(-1);
+    return Body();
+  }
+  /// The message is one segment of `count` elements of `elem_size` bytes.
+  void SetSegment(std::size_t count, std::size_t elem_size, CombineFn combine, const void* state) {
+    layout_.segments.assign(1, PackedSegment{0, count, elem_size, combine, state});
+  }
+  std::vector<PackedSegment>& Segments() noexcept { return layout_.segments; }
+
+  /// This rank failed before the launch (the list-order fold threw `what`).
+  void Fail(int rank, std::string what) {
+    error_ = std::move(what);
+    SetErrorRank(rank);
+  }
+  /// After completion: throws RemoteError "<where>: <whose> threw on rank r[: what]" when a
+  /// rank's operator threw (on every rank: the header travelled with the data).
+  void ThrowIfFailed(const std::string& where, const char* whose, int my_rank) const {
+    PackedHeader h;
+    std::memcpy(&h, buffer_.data(), sizeof h);
+    if (h.error_rank < 0) return;
+    std::string msg = where + ": " + whose + " threw on rank " + std::to_string(h.error_rank);
+    if (h.error_rank == my_rank && !error_.empty()) msg += ": " + error_;
+    throw RemoteError(h.error_rank, msg);
+  }
+
+  unsigned char* Data() noexcept { return buffer_.data(); }
+  unsigned char* Body() noexcept { return buffer_.data() + sizeof(PackedHeader); }
+  const unsigned char* Body() const noexcept { return buffer_.data() + sizeof(PackedHeader); }
+  std::size_t BodyBytes() const noexcept { return buffer_.size() - sizeof(PackedHeader); }
+  const PackedLayout* Layout() const noexcept { return &layout_; }
+
+ private:
+  void SetErrorRank(int rank) noexcept {
+    PackedHeader h;
+    h.error_rank = rank;
+    std::memcpy(buffer_.data(), &h, sizeof h);
+  }
+  PackedLayout layout_;
+  std::vector<unsigned char> buffer_ = std::vector<unsigned char>(sizeof(PackedHeader));
+  std::string error_;
+};
+
+/// What an exact sum's wire form must hold (Determinism::rank_count_independent): the
+/// lowest and highest bit of any term's magnitude, in units of 2^-1074 (hi < 0: no nonzero
+/// finite term), how many terms each element sums, and whether a NaN or an infinity is
+/// among them. Agreed across ranks: min lo, max hi, the rank count times the most terms on
+/// a rank, any special.
+struct WindowNeeds {
+  std::int64_t lo = 0;
+  std::int64_t hi = -1;
+  std::int64_t terms = 1;
+  bool special = false;
+};
+
+/// What a window codec's pack wrote: the packed message (it replaces LaunchSpec::data), and
+/// where the rounded values go (the Finisher's output).
+struct PackedRecords {
+  void* data = nullptr;
+  void* rounded = nullptr;
+};
+
+/// An encoding whose message depends on a window agreed across ranks. The core agrees on
+/// the window in the round that also checks lengths (the pre-round), then asks for the
+/// message; the message is a packed one whose first segment holds the records, which
+/// Tributary's schedules split like values. The codec owns its buffers and the agreed
+/// window; it lives as long as the generation it launched.
+class WindowCodec {
+ public:
+  /// What this rank's data needs of the window.
+  virtual WindowNeeds Measure() const = 0;
+  /// Writes the message for the window `agreed`. `speculative`: the window was agreed for
+  /// an earlier generation and no agreement ran; one more record follows, whose low digit
+  /// is 1 where this rank's data does not fit it (summed across ranks, a nonzero count
+  /// makes every rank agree and pack again).
+  virtual PackedRecords Pack(const WindowNeeds& agreed, bool speculative) = 0;
+  /// Large messages: writes the records in the window `guess` while measuring the data
+  /// (`measured`); the agreement then runs on the measure and Pack(agreed, false) keeps the
+  /// records when the agreed window is the same. No data where it does not (the core then
+  /// speculates or agrees first).
+  virtual PackedRecords Prepack(const WindowNeeds& guess, WindowNeeds* measured) = 0;
+  /// The window agreed for an earlier generation that an allreduce may skip the agreement
+  /// with; null when there is none.
+  virtual const WindowNeeds* Guess() const noexcept = 0;
+  /// Rounds the records: the schedules' Finisher (its `out` is set from Pack's `rounded`).
+  virtual Finisher Rounding() const noexcept = 0;
+
+ protected:
+  ~WindowCodec() = default;
+};
+
+}  // namespace tributary::detail
