@@ -384,6 +384,29 @@ void ContextImpl::FailAll(const std::string& text, bool remote, int origin, bool
   for (ReductionCore* core : objects) core->FailGeneration(text, remote, origin, defer);
 }
 
+void ContextImpl::SettleFailure() {
+#if TRIBUTARY_HAVE_MPI
+  bool launch = false;
+  {
+    std::lock_guard<std::mutex> mpi(mpi_mutex);
+    for (int r : acks_owed) SendControl(r, kTagAck, "");
+    acks_owed.clear();
+    if (failure_origin == rank && acks_needed == 0 && !release_sent) {
+      release_sent = true;
+      for (int r = 0; r < size; ++r)
+        if (r != rank) SendControl(r, kTagRelease, "");
+      released = true;
+    }
+    launch = released && !launched_abandoned;
+    if (launch) launched_abandoned = true;  // once
+  }
+  if (launch) {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    for (auto* core : objects) core->LaunchAbandoned();
+  }
+#endif
+}
+
 void ContextImpl::FailHere(const std::string& text) {
   {
     std::lock_guard<std::mutex> lock(registry_mutex);
@@ -628,18 +651,8 @@ void Context::Progress() {
         origin = d.failure_origin;
       }
     }
-    if (origin >= 0) d.FailAll(failure, true, origin);
-    bool launch = false;
-    {
-      std::lock_guard<std::mutex> mpi(d.mpi_mutex);
-      launch = d.acks_needed == 0 && d.failure_origin == d.rank && d.failed.load() &&
-               !d.ack_owed_to_all;
-      if (launch) d.ack_owed_to_all = true;  // once
-    }
-    if (launch) {
-      std::lock_guard<std::mutex> lock(d.registry_mutex);
-      for (auto* core : d.objects) core->LaunchAbandoned();
-    }
+    if (origin >= 0) d.FailAll(failure, true, origin, /*defer=*/true);
+    if (d.failed.load()) d.SettleFailure();
   }
 #endif
   if (poll_control && d.options.watchdog.count() > 0) d.RunWatchdog();

@@ -18,7 +18,7 @@
 namespace tributary::detail {
 
 /// Control messages between the Contexts of different ranks (on the control communicator).
-enum ControlTag : int { kTagFailure = 1, kTagQuery = 2, kTagStatus = 3, kTagAck = 4 };
+enum ControlTag : int { kTagFailure = 1, kTagQuery = 2, kTagStatus = 3, kTagAck = 4, kTagRelease = 5 };
 
 struct WatchdogQuery {
   int object = -1;
@@ -124,8 +124,17 @@ struct ContextImpl {
   /// A failure of this rank: tell every rank, fail every current generation here, and
   /// launch the collecting ones once every rank has acknowledged (see LaunchAbandoned).
   void FailHere(const std::string& text);
+  /// After a failure: acknowledges the notices received (once their generations have
+  /// failed here), sends the release once this rank's own notice is acknowledged by every
+  /// rank, and launches the collecting generations once released. A generation launches
+  /// with neutral elements for its missing contributions only when no rank can still
+  /// complete it, so no rank takes that result for a success. Requires neither lock.
+  void SettleFailure();
   int acks_needed = 0;  // acknowledgements of this rank's failure notice still awaited
-  bool ack_owed_to_all = false;
+  std::vector<int> acks_owed;  // ranks whose failure notice this rank has to acknowledge
+  bool released = false;       // some origin's notice is acknowledged by every rank
+  bool release_sent = false;
+  bool launched_abandoned = false;
 };
 
 /// True once MPI_Finalize has been called (always false in the serial build).

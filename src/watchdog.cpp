@@ -43,9 +43,11 @@ void ContextImpl::PollControl() {
         failure_text = text;
         failure_origin = from;
       }
-      SendControl(from, kTagAck, "");
+      acks_owed.push_back(from);  // once this rank's generations have failed (SettleFailure)
     } else if (status.MPI_TAG == kTagAck) {
       if (acks_needed > 0) --acks_needed;
+    } else if (status.MPI_TAG == kTagRelease) {
+      released = true;
     } else if (status.MPI_TAG == kTagQuery) {
       // "object generation": answer with this rank's view of that object.
       std::istringstream in(text);
