@@ -11,7 +11,7 @@ namespace tributary::detail {
 /// or when the thread is not bound to a strict subset of the machine.
 int BoundPosition();
 /// For each CPU (by OS index), its NUMA domain (the package without NUMA nodes); empty
-/// without hwloc. Also declared in tributary/keyed.hpp, whose objects use it.
+/// without hwloc.
 std::vector<int> CpuDomains();
 /// The CPU the calling thread runs on, or -1.
 int CurrentCpu();
