@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "schedules/schedule.hpp"
 #include "tributary/context.hpp"
 #include "tributary/detail/progress.hpp"
 #include "tributary/detail/reduction_core.hpp"
