@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "schedules/schedule.hpp"
 #include "tributary/context.hpp"
 #include "tributary/detail/progress.hpp"
 #include "tributary/detail/reduction_core.hpp"
@@ -59,9 +60,15 @@ struct ContextImpl {
   /// Node layout for the two-level form; null unless requested by the options.
   std::unique_ptr<NodeLayout> nodes;
 #endif
-  /// The progress thread (ProgressPolicy::thread).
+  /// The progress thread (ProgressPolicy::thread; progress.cpp).
   std::thread progress_thread;
   std::atomic<bool> progress_stop{false};
+#if TRIBUTARY_HAVE_MPI
+  /// Starts the progress thread; throws UsageError where it cannot call MPI.
+  void StartProgressThread(Context* ctx);
+#endif
+  /// Stops and joins the progress thread, if one runs.
+  void StopProgressThread() noexcept;
 
   /// Serialises every MPI call Tributary makes (MPI_THREAD_SERIALIZED suffices). The
   /// reductions' own calls (LockMpi) lock only at MPI_THREAD_SERIALIZED: with
@@ -116,9 +123,15 @@ struct ContextImpl {
   /// Reports an error that cannot be thrown.
   void HandleError(const std::string& message) noexcept;
 
-  // Control plane (context.cpp / watchdog.cpp).
+  // Control plane (control_plane.cpp) and watchdog (watchdog.cpp).
   void SendControl(int dest, int tag, std::string text);  // requires mpi_mutex
   void PollControl();                                     // requires mpi_mutex
+#if TRIBUTARY_HAVE_MPI
+  /// Context::Progress's turn of the control plane: receives notices and queries, fails
+  /// every generation here on another rank's failure notice, then settles the failure
+  /// (SettleFailure).
+  void ReceiveControl();
+#endif
   void RunWatchdog();
   void FailAll(const std::string& text, bool remote, int origin, bool defer = false) noexcept;
   /// A failure of this rank: tell every rank, fail every current generation here, and
@@ -141,9 +154,28 @@ struct ContextImpl {
 bool MpiFinalized() noexcept;
 
 #if TRIBUTARY_HAVE_MPI
-/// Whether this rank's MPI library accepts device memory of the Kokkos backend in use
-/// (ContextOptions::device_aware_mpi = detect).
-bool LibraryReadsDeviceMemory();
+/// ContextOptions::device_aware_mpi resolved: `on`, or `detect` where every rank's MPI
+/// library accepts device memory of the Kokkos backend in use (collective over `comm`).
+/// device_aware_mpi.cpp.
+bool ResolveDeviceAwareMpi(MPI_Comm comm, DeviceAwareMpi option);
+
+/// The node layout of `comm`: shared-memory groups, or virtual nodes of `per_node` ranks;
+/// hardware order within a node where asked (NodeLayout::by_hardware). Collective; counts
+/// the communicators it makes in `created`. node_layout.cpp.
+std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, int per_node,
+                                           bool hardware_order, int* created);
+/// Frees the layout's communicators.
+void FreeNodeLayout(NodeLayout* nodes) noexcept;
+/// Ranks per node (the largest node) and node count, from the layout or, where `needed`,
+/// from a temporary shared-memory split. Collective.
+SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed);
+
+/// The selection tree of a Context: the options' file, else TRIBUTARY_SELECTION, else the
+/// built-in tree; read on rank 0 and broadcast. Throws UsageError on every rank for an
+/// unreadable or invalid file. selection_source.cpp.
+SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option);
+#else
+SelectionTree LoadSelection(const std::string& option);
 #endif
 
 /// Ends the whole job after a report: prints `text` to stderr, gives the launcher a moment

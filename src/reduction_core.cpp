@@ -8,6 +8,7 @@
 
 #include "context_impl.hpp"
 #include "mpi_registry.hpp"
+#include "schedules/schedule.hpp"
 #include "tributary/context.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/detail/progress.hpp"

@@ -1,7 +1,7 @@
 // Schedule names and properties (no MPI: the selection loader uses them too).
 #include <string>
 
-#include "tributary/detail/schedule.hpp"
+#include "tributary/schedule_kind.hpp"
 
 namespace tributary {
 

@@ -1,6 +1,5 @@
-// The control plane between Contexts: failure notices and the watchdog. Messages are short
-// strings on the Context's control communicator, sent with MPI_Isend and received with
-// MPI_Iprobe + MPI_Recv of a message that has already arrived, so nothing here blocks.
+// The watchdog: generations that have not completed in time are reported with every
+// rank's view of them (asked for over the control plane, control_plane.cpp), or failed.
 #include <cstdio>
 #include <sstream>
 
@@ -8,79 +7,6 @@
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
-
-#if TRIBUTARY_HAVE_MPI
-void ContextImpl::SendControl(int dest, int tag, std::string text) {
-  auto send = std::make_unique<PendingSend>();
-  send->text = std::move(text);
-  CheckMpi(MPI_Isend(send->text.data(), static_cast<int>(send->text.size()), MPI_CHAR, dest, tag,
-                     ctrl, &send->request),
-           "MPI_Isend");
-  ctrl_sends.push_back(std::move(send));
-}
-
-void ContextImpl::PollControl() {
-  // Completed sends release their buffers.
-  for (auto it = ctrl_sends.begin(); it != ctrl_sends.end();) {
-    int done = 0;
-    CheckMpi(MPI_Test(&(*it)->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    it = done ? ctrl_sends.erase(it) : std::next(it);
-  }
-  for (;;) {
-    int flag = 0;
-    MPI_Status status;
-    CheckMpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctrl, &flag, &status), "MPI_Iprobe");
-    if (!flag) return;
-    int len = 0;
-    CheckMpi(MPI_Get_count(&status, MPI_CHAR, &len), "MPI_Get_count");
-    std::string text(static_cast<std::size_t>(len), '\0');
-    CheckMpi(MPI_Recv(text.data(), len, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, ctrl,
-                      MPI_STATUS_IGNORE),
-             "MPI_Recv");
-    const int from = status.MPI_SOURCE;
-    if (status.MPI_TAG == kTagFailure) {
-      if (!failed.exchange(true)) {
-        failure_text = text;
-        failure_origin = from;
-      }
-      acks_owed.push_back(from);  // once this rank's generations have failed (SettleFailure)
-    } else if (status.MPI_TAG == kTagAck) {
-      if (acks_needed > 0) --acks_needed;
-    } else if (status.MPI_TAG == kTagRelease) {
-      released = true;
-    } else if (status.MPI_TAG == kTagQuery) {
-      // "object generation": answer with this rank's view of that object.
-      std::istringstream in(text);
-      int object = -1;
-      std::uint64_t generation = 0;
-      in >> object >> generation;
-      std::string answer = std::to_string(object) + " " + std::to_string(generation) + " ";
-      ReductionCore* found = nullptr;
-      for (auto* core : objects)
-        if (core->ObjectId() == object) found = core;
-      if (!found) {
-        answer += "has no such object";
-      } else if (found->Generation() < generation) {
-        answer += "has not started generation " + std::to_string(generation) + " (at generation " +
-                  std::to_string(found->Generation()) + ", " + ToString(found->State()) + ")";
-      } else {
-        answer += found->Status();
-      }
-      SendControl(from, kTagStatus, answer);
-    } else if (status.MPI_TAG == kTagStatus) {
-      std::istringstream in(text);
-      int object = -1;
-      std::uint64_t generation = 0;
-      in >> object >> generation;
-      std::string rest;
-      std::getline(in, rest);
-      if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
-      auto it = watchdog.find({object, generation});
-      if (it != watchdog.end()) it->second.answers[from] = rest;
-    }
-  }
-}
-#endif
 
 void ContextImpl::Report(const std::string& text) noexcept {
   try {
@@ -93,6 +19,8 @@ void ContextImpl::Report(const std::string& text) noexcept {
   std::fprintf(stderr, "tributary: rank %d: %s", rank, text.c_str());
   std::fflush(stderr);
 }
+
+void WatchdogReport(Context& ctx, const std::string& text) noexcept { ctx.Impl().Report(text); }
 
 void ContextImpl::RunWatchdog() {
   const double timeout = options.watchdog.count();

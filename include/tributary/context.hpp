@@ -11,7 +11,7 @@
 #include <string>
 
 #include "tributary/config.hpp"
-#include "tributary/detail/schedule.hpp"
+#include "tributary/schedule_kind.hpp"
 #include "tributary/selection.hpp"
 #include "tributary/tasks/task_status.hpp"
 #include "tributary/tasks/watchdog.hpp"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tributary/detail/schedule.hpp"
+#include "tributary/schedule_kind.hpp"
 
 namespace tributary {
 

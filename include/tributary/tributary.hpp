@@ -14,4 +14,5 @@
 #include "tributary/keyed.hpp"
 #include "tributary/ops.hpp"
 #include "tributary/reduce.hpp"
+#include "tributary/schedule_kind.hpp"
 #include "tributary/tasks.hpp"

@@ -7,7 +7,7 @@
 #include "schedules/rabenseifner.hpp"
 #include "schedules/recursive_doubling.hpp"
 #include "schedules/ring.hpp"
-#include "tributary/detail/schedule.hpp"
+#include "schedules/schedule.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary {

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "tributary/detail/schedule.hpp"
+#include "schedules/schedule.hpp"
 
 namespace tributary::detail {
 

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "schedules/knomial.hpp"
-#include "tributary/detail/schedule.hpp"
+#include "schedules/schedule.hpp"
 
 namespace tributary::detail {
 

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "tributary/detail/schedule.hpp"
+#include "schedules/schedule.hpp"
 
 namespace tributary::detail {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tributary/detail/schedule.hpp"
+#include "tributary/detail/payload.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {

@@ -10,7 +10,7 @@
 
 #include "tributary/config.hpp"
 #include "tributary/datatype.hpp"
-#include "tributary/detail/schedule.hpp"
+#include "tributary/detail/payload.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/ops.hpp"
 

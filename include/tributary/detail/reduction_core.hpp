@@ -16,13 +16,16 @@
 
 #include "tributary/config.hpp"
 #include "tributary/detail/encoding.hpp"
-#include "tributary/detail/schedule.hpp"
+#include "tributary/detail/payload.hpp"
+#include "tributary/schedule_kind.hpp"
 #include "tributary/tasks/task_status.hpp"
 
 namespace tributary {
 class Context;
 
 namespace detail {
+
+class Schedule;  // the schedule seam is private to the library (src/schedules/schedule.hpp)
 
 /// The lock of one reduction object. Every poll takes it (a try_lock, so that one thread
 /// advances the object at a time); with std::mutex the unlock, an atomic read-modify-write,

@@ -1,76 +1,23 @@
-// The schedule seam: the network phase of a reduction is an object that CheckReduce
-// advances. A schedule knows who talks to whom in which round and moves bytes; what the
-// bytes mean is told by the Payload (element size, combine function). Schedules never block.
+// The schedule seam, private to the library: the network phase of a reduction is an object
+// that CheckReduce advances. A schedule knows who talks to whom in which round and moves
+// bytes; what the bytes mean is told by the Payload (element size, combine function).
+// Schedules never block. Not installed: users name schedules by ScheduleKind only.
 #pragma once
 
 #include <cstddef>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "tributary/config.hpp"
+#include "tributary/detail/payload.hpp"
+#include "tributary/schedule_kind.hpp"
 
 #if TRIBUTARY_HAVE_MPI
 #include <mpi.h>
 #endif
 
 namespace tributary {
-
-/// The collective a schedule carries out.
-enum class Collective { allreduce, reduce, allgather };
-
-/// Which algorithm carries out the network phase.
-enum class ScheduleKind {
-  mpi_library,         ///< The MPI library's own non-blocking collective.
-  binomial,            ///< reduce: binomial tree; allreduce: binomial reduce + binomial bcast.
-  knomial,             ///< reduce, allreduce: k-nomial tree with ScheduleParams::radix.
-  pipelined_tree,      ///< reduce: segmented pipeline along a chain, for large messages.
-  recursive_doubling,  ///< allreduce, allgather: recursive doubling, fold-in for non-powers of 2.
-  rabenseifner,        ///< allreduce: reduce-scatter (recursive halving) + allgather.
-  ring,                ///< allreduce (segmented reduce-scatter ring + allgather ring) and
-                       ///< allgather; not order-keeping.
-  reduce_bcast,        ///< allreduce: binomial reduce to rank 0, then binomial broadcast.
-};
-
-/// The schedule's name as used in options, logs and selection files ("binomial", ...).
-const char* ToString(ScheduleKind kind) noexcept;
-/// Parses a name given by ToString; returns false when unknown.
-bool ParseScheduleKind(const std::string& name, ScheduleKind* out) noexcept;
-/// True when the schedule combines contributions in rank order, so that a non-commutative
-/// operator gives rank 0's value ∘ rank 1's ∘ ... ∘ rank p-1's.
-bool IsOrderKeeping(ScheduleKind kind) noexcept;
-/// True when the schedule implements the collective.
-bool Supports(ScheduleKind kind, Collective c) noexcept;
-
-/// Parameters of a schedule (those that do not apply are ignored).
-struct ScheduleParams {
-  int radix = 4;                      ///< k-nomial radix (>= 2).
-  std::size_t segment_bytes = 65536;  ///< Segment size for pipelined tree and ring (> 0).
-  /// Two-level form: combine within each node (binomial, in rank order), run the schedule
-  /// among the node leaders, release within the node. Nodes are the shared-memory groups
-  /// of the communicator, or virtual nodes (ContextOptions::ranks_per_node).
-  bool node_aware = false;
-};
-
 namespace detail {
-
-/// inout[i] = in[i] ∘ inout[i] for i < count, with `in` the operand from the lower ranks
-/// (the MPI convention); the two never overlap. Must not throw: the reduction layer wraps
-/// user operators.
-using CombineFn = void (*)(const void* state, const void* in, void* inout, std::size_t count);
-
-/// What a schedule moves and how two pieces of it combine.
-struct Payload {
-  std::size_t count = 0;      ///< Number of elements.
-  std::size_t elem_size = 0;  ///< Bytes per element; own schedules send count*elem_size bytes.
-  CombineFn combine = nullptr;
-  const void* combine_state = nullptr;
-  bool commutative = true;
-#if TRIBUTARY_HAVE_MPI
-  MPI_Datatype elem_type = MPI_DATATYPE_NULL;  ///< One element (MPI-library path).
-  MPI_Op op = MPI_OP_NULL;                     ///< The operator (MPI-library path).
-#endif
-};
 
 #if TRIBUTARY_HAVE_MPI
 /// How the ranks of a communicator group into nodes, for the two-level form. Owned by the
@@ -88,25 +35,6 @@ struct NodeLayout {
   std::vector<int> local_of;         ///< Per rank: its rank within its node.
 };
 #endif
-
-/// Turns combined elements into finished ones of another size: exact-sum records into the
-/// rounded values. A schedule where each element is completed by one rank and then sent
-/// around (Rabenseifner, ring) finishes its own elements there and moves the finished ones
-/// from then on (fewer bytes, and each rank rounds only its share); other schedules leave
-/// it to the reduction layer.
-struct Finisher {
-  /// out[i] = finished in[i] for `count` elements; `first` is in[0]'s element index.
-  void (*fn)(const void* state, const void* in, void* out, std::size_t first, std::size_t count) = nullptr;
-  const void* state = nullptr;
-  void* out = nullptr;         ///< payload.count finished elements.
-  std::size_t out_size = 0;    ///< Bytes per finished element.
-  /// Optional, for an element's last combine: out[i] = finished (in[i] ∘ inout[i]) in one
-  /// pass, for `count` elements from index `first`; false where it cannot (nothing is
-  /// written; the schedule then combines and finishes).
-  bool (*combine_fn)(const void* state, const void* in, const void* inout, void* out, std::size_t first,
-                     std::size_t count) = nullptr;
-  explicit operator bool() const noexcept { return fn != nullptr; }
-};
 
 /// Where a schedule runs and on which buffers.
 struct ScheduleArgs {

@@ -1,0 +1,47 @@
+// The names a user gives a network schedule: the collective, the algorithm and its
+// parameters (ContextOptions, the selection tree). The schedules themselves are private to
+// the library (src/schedules/).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace tributary {
+
+/// The collective a schedule carries out.
+enum class Collective { allreduce, reduce, allgather };
+
+/// Which algorithm carries out the network phase.
+enum class ScheduleKind {
+  mpi_library,         ///< The MPI library's own non-blocking collective.
+  binomial,            ///< reduce: binomial tree; allreduce: binomial reduce + binomial bcast.
+  knomial,             ///< reduce, allreduce: k-nomial tree with ScheduleParams::radix.
+  pipelined_tree,      ///< reduce: segmented pipeline along a chain, for large messages.
+  recursive_doubling,  ///< allreduce, allgather: recursive doubling, fold-in for non-powers of 2.
+  rabenseifner,        ///< allreduce: reduce-scatter (recursive halving) + allgather.
+  ring,                ///< allreduce (segmented reduce-scatter ring + allgather ring) and
+                       ///< allgather; not order-keeping.
+  reduce_bcast,        ///< allreduce: binomial reduce to rank 0, then binomial broadcast.
+};
+
+/// The schedule's name as used in options, logs and selection files ("binomial", ...).
+const char* ToString(ScheduleKind kind) noexcept;
+/// Parses a name given by ToString; returns false when unknown.
+bool ParseScheduleKind(const std::string& name, ScheduleKind* out) noexcept;
+/// True when the schedule combines contributions in rank order, so that a non-commutative
+/// operator gives rank 0's value ∘ rank 1's ∘ ... ∘ rank p-1's.
+bool IsOrderKeeping(ScheduleKind kind) noexcept;
+/// True when the schedule implements the collective.
+bool Supports(ScheduleKind kind, Collective c) noexcept;
+
+/// Parameters of a schedule (those that do not apply are ignored).
+struct ScheduleParams {
+  int radix = 4;                      ///< k-nomial radix (>= 2).
+  std::size_t segment_bytes = 65536;  ///< Segment size for pipelined tree and ring (> 0).
+  /// Two-level form: combine within each node (binomial, in rank order), run the schedule
+  /// among the node leaders, release within the node. Nodes are the shared-memory groups
+  /// of the communicator, or virtual nodes (ContextOptions::ranks_per_node).
+  bool node_aware = false;
+};
+
+}  // namespace tributary

@@ -1,0 +1,183 @@
+// The control plane between Contexts, and how a failure reaches every rank. Messages are
+// short strings on the Context's control communicator, sent with MPI_Isend and received
+// with MPI_Iprobe + MPI_Recv of a message that has already arrived, so nothing here blocks:
+// failure notices and their acknowledgements, and the watchdog's queries and answers.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include "context_impl.hpp"
+#include "tributary/errors.hpp"
+
+namespace tributary {
+namespace detail {
+
+void AbortJob(const ContextImpl* context, int code, const std::string& text) noexcept {
+  std::fprintf(stderr, "tributary: %s", text.c_str());
+  if (text.empty() || text.back() != '\n') std::fputc('\n', stderr);
+  std::fflush(stderr);
+#if TRIBUTARY_HAVE_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized && !MpiFinalized()) {
+    // The report travels through the launcher's pipes; Hydra, unlike ORTE, stops reading
+    // them once a rank aborts. A short pause costs nothing on a path that ends the job.
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    MPI_Abort(context != nullptr ? context->user : MPI_COMM_WORLD, code);
+  }
+#else
+  (void)context;
+#endif
+  std::_Exit(code);  // like MPI_Abort: ends the process with an error code, no core dump
+}
+
+#if TRIBUTARY_HAVE_MPI
+void ContextImpl::SendControl(int dest, int tag, std::string text) {
+  auto send = std::make_unique<PendingSend>();
+  send->text = std::move(text);
+  CheckMpi(MPI_Isend(send->text.data(), static_cast<int>(send->text.size()), MPI_CHAR, dest, tag,
+                     ctrl, &send->request),
+           "MPI_Isend");
+  ctrl_sends.push_back(std::move(send));
+}
+
+void ContextImpl::PollControl() {
+  // Completed sends release their buffers.
+  for (auto it = ctrl_sends.begin(); it != ctrl_sends.end();) {
+    int done = 0;
+    CheckMpi(MPI_Test(&(*it)->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    it = done ? ctrl_sends.erase(it) : std::next(it);
+  }
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    CheckMpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctrl, &flag, &status), "MPI_Iprobe");
+    if (!flag) return;
+    int len = 0;
+    CheckMpi(MPI_Get_count(&status, MPI_CHAR, &len), "MPI_Get_count");
+    std::string text(static_cast<std::size_t>(len), '\0');
+    CheckMpi(MPI_Recv(text.data(), len, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, ctrl,
+                      MPI_STATUS_IGNORE),
+             "MPI_Recv");
+    const int from = status.MPI_SOURCE;
+    if (status.MPI_TAG == kTagFailure) {
+      if (!failed.exchange(true)) {
+        failure_text = text;
+        failure_origin = from;
+      }
+      acks_owed.push_back(from);  // once this rank's generations have failed (SettleFailure)
+    } else if (status.MPI_TAG == kTagAck) {
+      if (acks_needed > 0) --acks_needed;
+    } else if (status.MPI_TAG == kTagRelease) {
+      released = true;
+    } else if (status.MPI_TAG == kTagQuery) {
+      // "object generation": answer with this rank's view of that object.
+      std::istringstream in(text);
+      int object = -1;
+      std::uint64_t generation = 0;
+      in >> object >> generation;
+      std::string answer = std::to_string(object) + " " + std::to_string(generation) + " ";
+      ReductionCore* found = nullptr;
+      for (auto* core : objects)
+        if (core->ObjectId() == object) found = core;
+      if (!found) {
+        answer += "has no such object";
+      } else if (found->Generation() < generation) {
+        answer += "has not started generation " + std::to_string(generation) + " (at generation " +
+                  std::to_string(found->Generation()) + ", " + ToString(found->State()) + ")";
+      } else {
+        answer += found->Status();
+      }
+      SendControl(from, kTagStatus, answer);
+    } else if (status.MPI_TAG == kTagStatus) {
+      std::istringstream in(text);
+      int object = -1;
+      std::uint64_t generation = 0;
+      in >> object >> generation;
+      std::string rest;
+      std::getline(in, rest);
+      if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
+      auto it = watchdog.find({object, generation});
+      if (it != watchdog.end()) it->second.answers[from] = rest;
+    }
+  }
+}
+#endif
+
+void ContextImpl::FailAll(const std::string& text, bool remote, int origin, bool defer) noexcept {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (ReductionCore* core : objects) core->FailGeneration(text, remote, origin, defer);
+}
+
+void ContextImpl::FailHere(const std::string& text) {
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    if (failed.exchange(true)) return;
+    failure_text = text;
+    failure_origin = rank;
+  }
+#if TRIBUTARY_HAVE_MPI
+  {
+    std::lock_guard<std::mutex> mpi(mpi_mutex);
+    acks_needed = size - 1;
+    for (int r = 0; r < size; ++r)
+      if (r != rank) SendControl(r, kTagFailure, text);
+  }
+#endif
+  FailAll(text, false, rank, /*defer=*/size > 1);
+}
+
+void ContextImpl::SettleFailure() {
+#if TRIBUTARY_HAVE_MPI
+  bool launch = false;
+  {
+    std::lock_guard<std::mutex> mpi(mpi_mutex);
+    for (int r : acks_owed) SendControl(r, kTagAck, "");
+    acks_owed.clear();
+    if (failure_origin == rank && acks_needed == 0 && !release_sent) {
+      release_sent = true;
+      for (int r = 0; r < size; ++r)
+        if (r != rank) SendControl(r, kTagRelease, "");
+      released = true;
+    }
+    launch = released && !launched_abandoned;
+    if (launch) launched_abandoned = true;  // once
+  }
+  if (launch) {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    for (auto* core : objects) core->LaunchAbandoned();
+  }
+#endif
+}
+
+#if TRIBUTARY_HAVE_MPI
+void ContextImpl::ReceiveControl() {
+  std::string failure;
+  int origin = -1;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    std::lock_guard<std::mutex> mpi(mpi_mutex);
+    const bool was_failed = failed.load();
+    PollControl();
+    if (!was_failed && failed.load()) {
+      failure = failure_text;
+      origin = failure_origin;
+    }
+  }
+  if (origin >= 0) FailAll(failure, true, origin, /*defer=*/true);
+  if (failed.load()) SettleFailure();
+}
+#endif
+
+}  // namespace detail
+
+void Context::ReportFailure(const std::string& message) {
+  auto& d = *impl_;
+  const std::string text = "rank " + std::to_string(d.rank) + " failed: " + message;
+  if (d.options.on_failure == FailurePolicy::abort) detail::AbortJob(&d, 1, text);
+  d.FailHere(text);
+}
+
+}  // namespace tributary

@@ -1,0 +1,120 @@
+// Who advances the operations in flight on a Context: Context::Progress (the executors'
+// hook) and WaitAll, AdvanceOthers (the progress rule of detail/progress.hpp: a poll that
+// finds its own operation incomplete advances another), and the progress thread
+// (ProgressPolicy::thread).
+#include <chrono>
+#include <thread>
+
+#include "context_impl.hpp"
+#include "tributary/errors.hpp"
+#include "tributary/tasks/sweep.hpp"
+
+namespace tributary {
+namespace detail {
+
+void AdvanceOthers(Context& ctx, const void* self) noexcept {
+  auto& d = ctx.Impl();
+  if (d.size == 1 || d.members.load(std::memory_order_relaxed) <= 1 || !d.MayCallMpi()) return;
+  if (CurrentSweep() != 0 && d.hooked_runs.load(std::memory_order_relaxed) > 0) return;
+  // Busy: another thread is progressing the Context (or registering); it advances them.
+  std::unique_lock<std::mutex> lock(d.registry_mutex, std::try_to_lock);
+  if (!lock) return;
+  const std::size_t n = d.objects.size() + d.pollers.size();
+  for (std::size_t step = 1; step <= n; ++step) {
+    const std::size_t k = (d.next_turn + step) % n;
+    if (k < d.objects.size()) {
+      ReductionCore* core = d.objects[k];
+      if (core == self || !core->NetworkActive()) continue;
+      d.next_turn = k;
+      core->Advance();
+      return;
+    }
+    const ContextImpl::Poller& p = d.pollers[k - d.objects.size()];
+    if (p.self == self) continue;
+    d.next_turn = k;
+    p.poll(p.self);
+    return;
+  }
+}
+
+#if TRIBUTARY_HAVE_MPI
+namespace {
+
+void ProgressLoop(Context* ctx) {
+  auto& d = ctx->Impl();
+  while (!d.progress_stop.load(std::memory_order_acquire)) {
+    try {
+      ctx->Progress();
+    } catch (...) {
+      // A failure reported by another rank: the reductions themselves carry it to the
+      // user's polls; the thread goes on draining.
+    }
+    std::this_thread::sleep_for(d.options.progress_interval);
+  }
+}
+
+}  // namespace
+
+void ContextImpl::StartProgressThread(Context* ctx) {
+  if (TRIBUTARY_HAVE_SMPI)
+    throw UsageError("ProgressPolicy::thread is not available under SimGrid SMPI: a "
+                     "simulated rank cannot call MPI from a std::thread; use polling");
+  if (size > 1 && thread_level < MPI_THREAD_SERIALIZED)
+    throw UsageError("ProgressPolicy::thread needs MPI initialised with at least "
+                     "MPI_THREAD_SERIALIZED");
+  progress_thread = std::thread(ProgressLoop, ctx);
+}
+#endif
+
+void ContextImpl::StopProgressThread() noexcept {
+  if (!progress_thread.joinable()) return;
+  progress_stop.store(true, std::memory_order_release);
+  progress_thread.join();
+}
+
+}  // namespace detail
+
+void Context::Progress() {
+  auto& d = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(d.registry_mutex);
+    const std::uint64_t sweep = CurrentSweep();
+    for (auto* core : d.objects)
+      if (core->NetworkActive() && (sweep == 0 || !core->PolledInSweep(sweep))) core->Advance();
+    if (d.MayCallMpi())
+      for (const auto& p : d.pollers) p.poll(p.self);
+  }
+  // Failure notices, watchdog queries and the watchdog's clock are rare and not urgent:
+  // they are looked at on every 16th call only, which keeps an idle sweep's hook cheap.
+  const bool poll_control = --d.control_countdown <= 0;
+  if (poll_control) d.control_countdown = 16;
+#if TRIBUTARY_HAVE_MPI
+  if (d.size > 1 && poll_control) {
+    d.CheckThread();
+    d.ReceiveControl();
+  }
+#endif
+  if (poll_control && d.options.watchdog.count() > 0) d.RunWatchdog();
+  if (d.failed.load() && d.failure_origin != d.rank)
+    throw RemoteError(d.failure_origin, d.failure_text);
+}
+
+void Context::WaitAll() {
+  auto& d = *impl_;
+  for (;;) {
+    bool active = false;
+    {
+      std::lock_guard<std::mutex> lock(d.registry_mutex);
+      for (auto* core : d.objects) active = active || core->NetworkActive() || core->AwaitingClient();
+    }
+    if (!active) return;
+    {
+      std::lock_guard<std::mutex> lock(d.registry_mutex);
+      for (auto* core : d.objects)
+        if (core->AwaitingClient()) core->PollClient();
+    }
+    Progress();
+  }
+}
+
+}  // namespace tributary

@@ -1,0 +1,68 @@
+// Where a Context's selection tree comes from: ContextOptions::selection_file, else the
+// environment variable TRIBUTARY_SELECTION, else the built-in tree. With MPI, rank 0 reads
+// it and broadcasts the text, so every rank parses the same bytes (and fails alike).
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "context_impl.hpp"
+#include "tributary/errors.hpp"
+
+namespace tributary::detail {
+
+namespace {
+
+struct SelectionSource {
+  std::string name;   // the file, or "built-in selection tree"
+  std::string text;
+  std::string error;  // non-empty: the file could not be read
+};
+
+SelectionSource ReadSelectionSource(const std::string& option) {
+  SelectionSource s;
+  std::string file = option;
+  if (file.empty()) {
+    const char* env = std::getenv("TRIBUTARY_SELECTION");
+    if (env && *env) file = env;
+  }
+  if (file.empty()) {
+    s.name = "built-in selection tree";
+    s.text = SelectionTree::DefaultJson();
+    return s;
+  }
+  s.name = file;
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream buf;
+  if (in) buf << in.rdbuf();
+  if (!in) s.error = "cannot read the selection tree file '" + file + "'";
+  s.text = buf.str();
+  return s;
+}
+
+}  // namespace
+
+#if TRIBUTARY_HAVE_MPI
+SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option) {
+  SelectionSource s;
+  if (rank == 0) s = ReadSelectionSource(option);
+  const auto bcast = [&](std::string* str) {
+    long long n = static_cast<long long>(str->size());
+    CheckMpi(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm), "MPI_Bcast");
+    str->resize(static_cast<std::size_t>(n));
+    if (n) CheckMpi(MPI_Bcast(str->data(), static_cast<int>(n), MPI_CHAR, 0, comm), "MPI_Bcast");
+  };
+  bcast(&s.error);
+  if (!s.error.empty()) throw UsageError("tributary::Context: " + s.error);
+  bcast(&s.name);
+  bcast(&s.text);
+  return SelectionTree::Parse(s.text, s.name);
+}
+#else
+SelectionTree LoadSelection(const std::string& option) {
+  const SelectionSource s = ReadSelectionSource(option);
+  if (!s.error.empty()) throw UsageError("tributary::Context: " + s.error);
+  return SelectionTree::Parse(s.text, s.name);
+}
+#endif
+
+}  // namespace tributary::detail
