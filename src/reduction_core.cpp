@@ -365,6 +365,9 @@ void ReductionCore::StartAgreement(const WindowNeeds* measured) {
 // the window (the last record's low digit, summed like the others) decides whether the
 // records stand or every rank agrees on a window and runs them again.
 bool ReductionCore::SpeculationMissed() const {
+  PackedHeader header;  // a user operator threw somewhere: every rank fails, none agrees again
+  std::memcpy(&header, spec_.data, sizeof header);
+  if (header.error_rank >= 0) return false;
   const PackedSegment& records = spec_.packed->segments.front();
   std::uint32_t misfits = 0;
   if (finished_by_schedule_)  // the finisher copies that record's low digit
@@ -467,7 +470,7 @@ void ReductionCore::StartSchedule() {
   args.payload = spec_.payload;
   args.params = params_;
   const ScheduleKind kind = kind_;
-  if (spec_.window && kind != ScheduleKind::mpi_library) {
+  if (spec_.window && spec_.window->RecordsOnly() && kind != ScheduleKind::mpi_library) {
     args.finisher = finisher_;
     // Exact records combine by multiword addition, element by element, and carry no
     // header (no user operator can throw): the schedule may split them like values.

@@ -13,6 +13,7 @@
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
 #include "tributary/detail/device_partials.hpp"
+#include "tributary/detail/encoding.hpp"
 #include "tributary/detail/exactness.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
@@ -39,6 +40,16 @@ class BatchMemberBase {
   virtual void PrepareArm(int lists) = 0;
   virtual void FillMissing(const std::vector<int>& missing) = 0;
   virtual bool Commutative() const noexcept = 0;
+  /// Exact members (rank_count_independent sums): they travel as window records after the
+  /// ranks agree on a window (Batch's WindowCodec), not in the fixed part of the message.
+  virtual bool Exact() const noexcept { return false; }
+  /// Exact members: this rank's sum per element, merged from the lists' partials (or from
+  /// `val` for a hand-wired start), for MergedSums to read.
+  virtual void MergeExact(int /*lists*/, bool /*from_val*/) {}
+  virtual const ExactSum* MergedSums() const noexcept { return nullptr; }
+  virtual std::size_t Elements() const noexcept = 0;
+  /// Exact members: rounds the member's records (window `w`) once into `val`.
+  virtual void UnpackRecords(const std::uint32_t* /*records*/, const ExactWindow& /*w*/) {}
   /// Device members: queues the list-order fold of this generation's device partials (a
   /// member whose lists contributed on the device); false when there is none.
   virtual bool FoldOnDevice() { return false; }
@@ -104,10 +115,46 @@ class BatchMember final : public detail::BatchMemberBase {
     stateless = std::is_empty_v<Op> || exact_;
   }
 
-  std::size_t Bytes() const noexcept override {
-    return Traits::Size(val) * (exact_ ? sizeof(ExactSum) : sizeof(E));
+  std::size_t Bytes() const noexcept override { return Traits::Size(val) * sizeof(E); }
+  std::size_t Align() const noexcept override { return alignof(E); }
+  std::size_t Elements() const noexcept override { return Traits::Size(val); }
+  bool Exact() const noexcept override { return exact_; }
+  void MergeExact(int lists, bool from_val) override {
+    if constexpr (kExactCapable) {
+      const std::size_t n = Traits::Size(val);
+      merged_.assign(n, ExactSum());
+#if TRIBUTARY_HAVE_KOKKOS
+      if (!from_val && on_device_) {  // merged on the device; in host memory now
+        std::copy_n(exact_stage_->Result(), n, merged_.begin());
+        return;
+      }
+#endif
+      if (from_val) {
+        for (std::size_t k = 0; k < n; ++k) merged_[k].Add(static_cast<double>(Traits::Data(val)[k]));
+      } else {
+        for (int i = 0; i < lists; ++i) {  // flag 2: an ExactSum partial
+          const auto u = static_cast<std::size_t>(i);
+          if (flags_[u].load() == 2) {
+            merged_[0] += exact_slots_[u];
+          } else {
+            for (std::size_t k = 0; k < n; ++k) merged_[k].Add(static_cast<double>(Traits::Data(slots_[u].value)[k]));
+          }
+        }
+      }
+      for (ExactSum& m : merged_) m.Normalize();
+    } else {
+      (void)lists, (void)from_val;
+    }
   }
-  std::size_t Align() const noexcept override { return exact_ ? alignof(ExactSum) : alignof(E); }
+  const ExactSum* MergedSums() const noexcept override { return merged_.data(); }
+  void UnpackRecords(const std::uint32_t* records, const detail::ExactWindow& w) override {
+    if constexpr (kExactCapable) {
+      for (std::size_t k = 0; k < Traits::Size(val); ++k)
+        Traits::Data(val)[k] = detail::RoundWindow<E>(records + k * w.Words(), w);
+    } else {
+      (void)records, (void)w;
+    }
+  }
   void PrepareArm(int lists) override {
     if (slots_.size() < static_cast<std::size_t>(lists)) {
       slots_.resize(static_cast<std::size_t>(lists));
@@ -124,29 +171,10 @@ class BatchMember final : public detail::BatchMemberBase {
     const std::size_t n = Traits::Size(val);
 #if TRIBUTARY_HAVE_KOKKOS
     if (on_device_) {  // folded on the device; the result is in host memory now
-      if (exact_)
-        std::uninitialized_copy_n(exact_stage_->Result(), n, reinterpret_cast<ExactSum*>(dst));
-      else
-        std::memcpy(dst, stage_->Result(), n * sizeof(E));
+      std::memcpy(dst, stage_->Result(), n * sizeof(E));
       return;
     }
 #endif
-    if constexpr (kExactCapable) {
-      if (exact_) {  // every list's partial added exactly (flag 2: an ExactSum partial)
-        auto* acc = reinterpret_cast<ExactSum*>(dst);
-        std::uninitialized_value_construct_n(acc, n);
-        for (int i = 0; i < lists; ++i) {
-          const auto u = static_cast<std::size_t>(i);
-          if (flags_[u].load() == 2) {
-            acc[0] += exact_slots_[u];
-          } else {
-            for (std::size_t k = 0; k < n; ++k) acc[k].Add(static_cast<double>(Traits::Data(slots_[u].value)[k]));
-          }
-        }
-        for (std::size_t k = 0; k < n; ++k) acc[k].Normalize();
-        return;
-      }
-    }
     if (lists == 0) {
       const E identity = op_->Identity();
       for (std::size_t k = 0; k < n; ++k) std::memcpy(dst + k * sizeof(E), &identity, sizeof(E));
@@ -157,32 +185,9 @@ class BatchMember final : public detail::BatchMemberBase {
                    Traits::Data(slots_[static_cast<std::size_t>(i)].value), n);
     std::memcpy(dst, Traits::Data(slots_[static_cast<std::size_t>(lists - 1)].value), n * sizeof(E));
   }
-  void PackValue(unsigned char* dst) const override {
-    if constexpr (kExactCapable) {
-      if (exact_) {
-        auto* acc = reinterpret_cast<ExactSum*>(dst);
-        std::uninitialized_value_construct_n(acc, Traits::Size(val));
-        for (std::size_t k = 0; k < Traits::Size(val); ++k) {
-          acc[k].Add(static_cast<double>(Traits::Data(val)[k]));
-          acc[k].Normalize();
-        }
-        return;
-      }
-    }
-    std::memcpy(dst, Traits::Data(val), Bytes());
-  }
-  void Unpack(const unsigned char* src) override {
-    if constexpr (kExactCapable) {
-      if (exact_) {
-        const auto* acc = reinterpret_cast<const ExactSum*>(src);
-        for (std::size_t k = 0; k < Traits::Size(val); ++k) Traits::Data(val)[k] = detail::RoundExact<E>(acc[k]);
-        return;
-      }
-    }
-    std::memcpy(static_cast<void*>(Traits::Data(val)), src, Bytes());
-  }
+  void PackValue(unsigned char* dst) const override { std::memcpy(dst, Traits::Data(val), Bytes()); }
+  void Unpack(const unsigned char* src) override { std::memcpy(static_cast<void*>(Traits::Data(val)), src, Bytes()); }
   detail::PackedSegment Segment(std::size_t offset) const override {
-    if (exact_) return detail::PackedSegment{offset, Traits::Size(val), sizeof(ExactSum), &detail::ExactCombine, nullptr};
     return detail::PackedSegment{offset, Traits::Size(val), sizeof(E), op_->combine, op_.get()};
   }
   void FillMissing(const std::vector<int>& missing) override {
@@ -239,6 +244,7 @@ class BatchMember final : public detail::BatchMemberBase {
   static constexpr bool kExactCapable = std::is_same_v<E, double> || std::is_same_v<E, float>;
   bool exact_ = false;
   std::vector<ExactSum> exact_slots_;
+  std::vector<ExactSum> merged_;  // exact members: this rank's sums (MergeExact)
   Batch* batch_;
   std::unique_ptr<detail::OpHolderBase<E>> op_;
   struct Slot {  // keeps std::vector<bool>'s bit packing away
@@ -320,8 +326,13 @@ class Batch {
     core_->Arm(1, static_cast<int>(members_.size()));
     core_->Arrive(0, static_cast<int>(members_.size()));
     if (offsets_.size() != members_.size()) Layout();  // members are fixed after the first start
-    unsigned char* body = message_.Reset(body_bytes_, core_->Ctx()->Rank());
-    for (std::size_t k = 0; k < members_.size(); ++k) members_[k]->PackValue(body + offsets_[k]);
+    unsigned char* body = FixedPart();
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      if (members_[k]->Exact())
+        members_[k]->MergeExact(0, true);
+      else
+        members_[k]->PackValue(body + offsets_[k]);
+    }
     Launch();
     return TaskStatus::complete;
   }
@@ -383,13 +394,19 @@ class Batch {
     std::size_t offset = 0;
     std::vector<detail::PackedSegment>& segments = message_.Segments();
     segments.clear();
+    exact_count_ = 0;
     for (std::size_t k = 0; k < members_.size(); ++k) {
+      if (members_[k]->Exact()) {  // window records, before the fixed part (Pack)
+        exact_count_ += members_[k]->Elements();
+        continue;
+      }
       const std::size_t a = members_[k]->Align();
       offset = (offset + a - 1) / a * a;
       offsets_[k] = offset;
       const detail::PackedSegment seg = members_[k]->Segment(offset);
       detail::PackedSegment* prev = segments.empty() ? nullptr : &segments.back();
-      if (prev && members_[k]->stateless && members_[k - 1]->stateless && prev->combine == seg.combine &&
+      if (prev && members_[k]->stateless && members_[k - 1]->stateless && !members_[k - 1]->Exact() &&
+          prev->combine == seg.combine &&
           prev->elem_size == seg.elem_size && prev->offset + prev->count * prev->elem_size == seg.offset)
         prev->count += seg.count;  // one call combines both
       else
@@ -397,7 +414,101 @@ class Batch {
       offset += members_[k]->Bytes();
     }
     body_bytes_ = (offset + 15) / 16 * 16;
+    if (exact_count_) {  // the fixed part is kept apart: a missed speculation packs it again
+      fixed_segments_ = segments;
+      fixed_.assign(body_bytes_, 0);
+    }
   }
+
+  // Where the members of fixed size write this generation's values: the message, or, in a
+  // batch with exact members, a buffer that Pack copies behind the records.
+  unsigned char* FixedPart() {
+    fixed_failed_ = false;
+    if (exact_count_) return fixed_.data();
+    return message_.Reset(body_bytes_, core_->Ctx()->Rank());
+  }
+  void FailFixedPart(std::string what) {
+    if (fixed_failed_) return;  // the first failure is reported
+    fixed_failed_ = true;
+    fixed_error_ = what;
+    message_.Fail(core_->Ctx()->Rank(), std::move(what));
+  }
+
+  // The WindowCodec of a batch with exact members: their sums travel as records of one
+  // window, agreed across ranks for all of them, ahead of the fixed part.
+  detail::WindowNeeds Measure() const {
+    detail::WindowNeeds needs;
+    needs.lo = std::int64_t(1) << 40;  // above any bit
+    needs.terms = 1;                   // one merged sum per element on each rank
+    for (const auto& m : members_) {
+      if (!m->Exact()) continue;
+      const ExactSum* sums = m->MergedSums();
+      for (std::size_t k = 0; k < m->Elements(); ++k) detail::WidenRange(sums[k], &needs.lo, &needs.hi, &needs.special);
+    }
+    return needs;
+  }
+  detail::PackedRecords Pack(const detail::WindowNeeds& agreed, bool speculative) {
+    if (!speculative) {
+      agreed_ = agreed;
+      have_agreed_ = true;
+    }
+    window_ = detail::WindowFor(agreed.lo, agreed.hi, agreed.terms, agreed.special);
+    const std::size_t words = window_.Words(), count = exact_count_ + (speculative ? 1 : 0);
+    records_bytes_ = (count * window_.RecordBytes() + 15) / 16 * 16;
+    unsigned char* body = message_.Reset(records_bytes_ + body_bytes_, core_->Ctx()->Rank());
+    if (fixed_failed_) message_.Fail(core_->Ctx()->Rank(), fixed_error_);
+    std::vector<detail::PackedSegment>& segments = message_.Segments();
+    segments.assign(1, detail::PackedSegment{0, count, window_.RecordBytes(), detail::WindowCombineFor(window_), &window_});
+    for (detail::PackedSegment seg : fixed_segments_) {
+      seg.offset += records_bytes_;
+      segments.push_back(seg);
+    }
+    if (body_bytes_) std::memcpy(body + records_bytes_, fixed_.data(), body_bytes_);
+    auto* records = reinterpret_cast<std::uint32_t*>(body);
+    std::fill(records, records + records_bytes_ / 4, 0u);
+    if (speculative) {
+      const detail::WindowNeeds mine = Measure();
+      const bool fits = (!mine.special || agreed.special) &&
+                        (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi)) &&
+                        core_->Ctx()->Size() <= agreed.terms;
+      if (!fits) {  // the trailer counts this rank as a misfit; every rank agrees again
+        records[exact_count_ * words] = 1;
+        return {message_.Data(), nullptr};
+      }
+    }
+    std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
+    std::size_t e = 0;
+    for (const auto& m : members_) {
+      if (!m->Exact()) continue;
+      const ExactSum* sums = m->MergedSums();
+      for (std::size_t k = 0; k < m->Elements(); ++k, ++e) {
+        std::fill(acc.begin(), acc.end(), 0);
+        unsigned flags = 0;
+        detail::DepositWindow(acc.data(), window_, sums[k], &flags);
+        detail::StoreWindow(records + e * words, acc.data(), window_, flags);
+      }
+    }
+    return {message_.Data(), nullptr};
+  }
+  // The core's view of the two above (spec.window of a batch with exact members): Batch
+  // keeps no virtual functions of its own.
+  class Window final : public detail::WindowCodec {
+   public:
+    explicit Window(Batch* batch) : batch_(batch) {}
+    detail::WindowNeeds Measure() const { return batch_->Measure(); }
+    detail::PackedRecords Pack(const detail::WindowNeeds& agreed, bool speculative) {
+      return batch_->Pack(agreed, speculative);
+    }
+    detail::PackedRecords Prepack(const detail::WindowNeeds&, detail::WindowNeeds*) override { return {}; }
+    const detail::WindowNeeds* Guess() const noexcept override {
+      return batch_->have_agreed_ ? &batch_->agreed_ : nullptr;
+    }
+    detail::Finisher Rounding() const noexcept override { return {}; }  // Batch::Finish rounds
+    bool RecordsOnly() const noexcept override { return false; }
+
+   private:
+    Batch* batch_;
+  };
 
   // The last contribution: members contributed on the device fold first; the message is
   // packed once that work is done (at once on host backends, else from CheckReduce).
@@ -420,15 +531,15 @@ class Batch {
 
   void CombineAndLaunch() {
     if (offsets_.size() != members_.size()) Layout();  // members are fixed after the first start
-    const int rank = core_->Ctx()->Rank();
-    unsigned char* body = message_.Reset(body_bytes_, rank);
-    bool failed = false;
+    unsigned char* body = FixedPart();
     for (std::size_t k = 0; k < members_.size(); ++k) {
       try {
-        members_[k]->CombineInto(lists_, body + offsets_[k]);
+        if (members_[k]->Exact())
+          members_[k]->MergeExact(lists_, false);
+        else
+          members_[k]->CombineInto(lists_, body + offsets_[k]);
       } catch (const std::exception& e) {
-        if (!failed) message_.Fail(rank, "member '" + members_[k]->label + "': " + e.what());
-        failed = true;
+        FailFixedPart("member '" + members_[k]->label + "': " + e.what());
       }
     }
     Launch();
@@ -443,12 +554,24 @@ class Batch {
     spec.payload.commutative = commutative;
     spec.determinism = static_cast<int>(core_->Ctx()->Options().determinism);
     spec.packed = message_.Layout();
+    if (exact_count_) spec.window = &window_codec_;  // Pack writes the message once a window is agreed
     core_->Launch(spec);
   }
 
   void Finish() {
     message_.ThrowIfFailed(core_->Where(), "a member's operator", core_->Ctx()->Rank());
-    for (std::size_t k = 0; k < members_.size(); ++k) members_[k]->Unpack(message_.Body() + offsets_[k]);
+    const unsigned char* body = message_.Body();
+    if (exact_count_) {
+      const auto* records = reinterpret_cast<const std::uint32_t*>(body);
+      for (auto& m : members_) {
+        if (!m->Exact()) continue;
+        m->UnpackRecords(records, window_);
+        records += m->Elements() * window_.Words();
+      }
+      body += records_bytes_;
+    }
+    for (std::size_t k = 0; k < members_.size(); ++k)
+      if (!members_[k]->Exact()) members_[k]->Unpack(body + offsets_[k]);
   }
 
   void Abandon() {
@@ -470,8 +593,19 @@ class Batch {
   std::unique_ptr<detail::ReductionCore> core_;
   std::vector<std::unique_ptr<detail::BatchMemberBase>> members_;
   std::vector<std::size_t> offsets_;
-  std::size_t body_bytes_ = 0;
+  std::size_t body_bytes_ = 0;     // the fixed part: members other than exact ones
   detail::PackedMessage message_;  // the members' values behind one header
+  // Exact members (window records ahead of the fixed part, see Pack).
+  std::size_t exact_count_ = 0;    // their elements
+  std::size_t records_bytes_ = 0;  // the records, padded to 16 bytes
+  std::vector<unsigned char> fixed_;
+  std::vector<detail::PackedSegment> fixed_segments_;
+  bool fixed_failed_ = false;
+  std::string fixed_error_;
+  detail::ExactWindow window_;
+  detail::WindowNeeds agreed_;
+  bool have_agreed_ = false;
+  Window window_codec_{this};
   int lists_ = 0;
 };
 

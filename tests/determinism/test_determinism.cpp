@@ -579,6 +579,29 @@ TEST(RankCountIndependent, BatchMembersSumExactlyBesideTheOthers) {
                          cells.val == static_cast<long>(data.size()) &&
                          energy.val == static_cast<float>(data.size()));
   }
+  // Values far outside the window the ranks agreed on last: every rank agrees again and
+  // the sum stays exact.
+  step.Expect(1);
+  mass.Contribute(0, Rank() == 0 ? 1e300 : 1e-300 * (Rank() + 1));
+  dt.Contribute(0, 1.0 + Rank());
+  cells.Contribute(0, 1L);
+  energy.Contribute(0, 2.0f);
+  Wait(ctx, step);
+  ExactSum wide;
+  for (int r = 0; r < Size(); ++r) wide.Add(r == 0 ? 1e300 : 1e-300 * (r + 1));
+  TRIBUTARY_EXPECT_ALL(SameBits(mass.val, wide.Round()) && dt.val == 1.0 && cells.val == Size() &&
+                       energy.val == 2.0f * static_cast<float>(Size()));
+  // A hand-wired start sums each rank's `val` exactly too.
+  mass.val = 0.1 * (Rank() + 1);
+  dt.val = 3.0 - Rank();
+  cells.val = 2;
+  energy.val = 0.5f;
+  step.StartReduce();
+  Wait(ctx, step);
+  ExactSum tenths;
+  for (int r = 0; r < Size(); ++r) tenths.Add(0.1 * (r + 1));
+  TRIBUTARY_EXPECT_ALL(SameBits(mass.val, tenths.Round()) && dt.val == 4.0 - Size() &&
+                       cells.val == 2L * Size() && energy.val == 0.5f * static_cast<float>(Size()));
   // Members it cannot cover are refused when they are added.
   tributary::Batch other(ctx, "other");
   const std::string e = ErrorOf([&] { other.Add<double>(tributary::Prod{}, "growth"); });

@@ -153,6 +153,10 @@ class WindowCodec {
   virtual const WindowNeeds* Guess() const noexcept = 0;
   /// Rounds the records: the schedules' Finisher (its `out` is set from Pack's `rounded`).
   virtual Finisher Rounding() const noexcept = 0;
+  /// True when the message is the records alone (the core lets Tributary's schedules
+  /// split them like values and finish them); false when other segments follow them in a
+  /// packed message (a batch), which then travels whole and is finished by its owner.
+  virtual bool RecordsOnly() const noexcept = 0;
 
  protected:
   ~WindowCodec() = default;

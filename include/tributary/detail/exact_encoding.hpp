@@ -169,6 +169,8 @@ class ExactEncoding final : public WindowCodec {
 
   const WindowNeeds* Guess() const noexcept override { return have_agreed_ && allreduce_ ? &agreed_ : nullptr; }
 
+  bool RecordsOnly() const noexcept override { return true; }
+
   Finisher Rounding() const noexcept override {
     Finisher f;
     f.fn = &RoundThunk;
