@@ -54,9 +54,14 @@ for np in $ranks; do
     # Allgather results grow with the rank count: keep them under 64 MiB per rank.
     s="$csv_sizes"
     [[ $coll == allgather ]] && s=$(for b in $sizes; do ((b * np <= 67108864)) && echo -n "$b,"; done)
+    # Own schedules without the length check (DebugLevel::none), like the MPI library's
+    # calls; the built-in tree once more with it (the default DebugLevel::basic), "tree+check".
     log "latency: $coll at $np ranks, own schedules"
     run -n "$np" "$bench" latency --collective $coll --variants "$own" --sizes "$s" \
-      --iterations $iterations | sed 's/$/,tributary/' >>"$out/latency.csv"
+      --iterations $iterations --debug none | sed 's/$/,tributary/' >>"$out/latency.csv"
+    log "latency: $coll at $np ranks, built-in tree with the length check"
+    run -n "$np" "$bench" latency --collective $coll --variants tree --sizes "$s" \
+      --iterations $iterations --debug basic | sed 's/$/,tributary/' >>"$out/latency.csv"
     for sel in $selectors; do
       log "latency: $coll at $np ranks, MPI library under selector $sel"
       run -n "$np" --coll-selector "$sel" "$bench" latency --collective $coll --variants "$raw" \
@@ -65,7 +70,7 @@ for np in $ranks; do
   done
   log "overlap at $np ranks"
   run -n "$np" "$bench" overlap --variants "tree,recursive_doubling,knomial,MPI_Iallreduce" \
-    --sizes "8,512,4096,65536" --iterations $iterations >>"$out/overlap.csv"
+    --sizes "8,512,4096,65536" --iterations $iterations --debug none >>"$out/overlap.csv"
   log "regional combine at $np ranks"
   run -n "$np" "$bench" regional --iterations $iterations >>"$out/regional.csv"
 done
