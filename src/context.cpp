@@ -185,10 +185,13 @@ std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, in
   return nodes;
 }
 
-// The selection tree's text: the options' file, else TRIBUTARY_SELECTION, else built in;
-// read on rank 0 and broadcast, so every rank parses the same bytes (and fails alike).
-SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option) {
+// The selection tree's text: the options' file, else TRIBUTARY_SELECTION, else built in
+// (*builtin: the single-machine tree, which the caller swaps for the cluster tree where the
+// communicator spans nodes); read on rank 0 and broadcast, so every rank parses the same
+// bytes (and fails alike).
+SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option, bool* builtin) {
   std::string name, text, error;
+  int use_builtin = 0;
   if (rank == 0) {
     std::string file = option;
     if (file.empty()) {
@@ -196,8 +199,7 @@ SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option) 
       if (env && *env) file = env;
     }
     if (file.empty()) {
-      name = "built-in selection tree";
-      text = SelectionTree::DefaultJson();
+      use_builtin = 1;
     } else {
       name = file;
       std::ifstream in(file, std::ios::binary);
@@ -215,6 +217,9 @@ SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option) 
   };
   bcast(&error);
   if (!error.empty()) throw UsageError("tributary::Context: " + error);
+  CheckMpi(MPI_Bcast(&use_builtin, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  *builtin = use_builtin != 0;
+  if (*builtin) return SelectionTree::Parse(SelectionTree::DefaultJson(), "built-in selection tree");
   bcast(&name);
   bcast(&text);
   return SelectionTree::Parse(text, name);
@@ -466,7 +471,8 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   if (d.options.ranks_per_node < 0)
     throw UsageError("ContextOptions::ranks_per_node must not be negative");
   // Before any communicator is made: an invalid tree throws with nothing to clean up.
-  const SelectionTree tree = detail::LoadSelection(comm, d.rank, d.options.selection_file);
+  bool builtin = false;
+  SelectionTree tree = detail::LoadSelection(comm, d.rank, d.options.selection_file, &builtin);
   void* attr = nullptr;
   int flag = 0;
   detail::CheckMpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &attr, &flag), "MPI_Comm_get_attr");
@@ -481,12 +487,17 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   if (d.options.schedule_params.node_aware || d.options.ranks_per_node > 0)
     d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
                                      d.options.hardware_node_order, &d.comms_created);
-  // A tree that tests the node layout costs one temporary communicator here (freed at once).
+  // A tree that tests the node layout, or the built-in choice between the single-machine
+  // and the cluster tree, costs one temporary communicator here (freed at once).
   using Pred = SelectionTree::Pred;
   d.facts = detail::NodeFacts(comm, d.size, d.nodes.get(),
-                              tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
+                              builtin ||
+                                  tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
                                   tree.Tests(static_cast<std::uint8_t>(Pred::node_count)) ||
                                   tree.UsesNodeAware());
+  if (builtin && d.facts.node_count > 1)
+    tree = SelectionTree::Parse(SelectionTree::BuiltinJson(d.facts),
+                                "built-in cluster selection tree");
   bool node_aware_leaf = false;
   for (int c = 0; c < 3; ++c) {
     d.selection[c] = tree.Prune(d.facts, static_cast<Collective>(c));
