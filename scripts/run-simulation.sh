@@ -5,10 +5,14 @@
 #     own schedules, Tributary on the MPI library's collective, raw MPI_Ixxx + MPI_Test and
 #     the blocking MPI_xxx under each SMPI collective selector, with the α-β lower bound;
 #   - overlap of a fixed computation polled in chunks (OSU, IMB, hidden);
-#   - 8 lists per rank: the regional combine against 8 per-list reductions.
-# Writes results/simulation-<date>/{latency,overlap,regional}.csv, summary.md and PNG plots.
+#   - 8 lists per rank: the regional combine against 8 per-list reductions;
+#   - example_apps/cg_poisson in weak scaling (64 x 64 grid points and 4 strips per rank,
+#     10 iterations, the arithmetic charged at the simulated 1 Gflop/s): classic against
+#     pipelined CG per iteration.
+# Writes results/simulation-<date>/{latency,overlap,regional,cg}.csv, summary.md and PNG plots.
 #
-#   scripts/run-simulation.sh [--ranks "64 256"] [--sizes "8 64 ..."] [--quick] [--out DIR]
+#   scripts/run-simulation.sh [--ranks "64 256"] [--sizes "8 64 ..."] [--cg-ranks "16 64 256"]
+#                             [--quick] [--out DIR]
 #
 # Environment: TRIBUTARY_SMPI_SELECTORS (default "ompi mpich mvapich2 impi").
 # Wall time grows with ranks x variants x sizes; --quick keeps it to a few minutes.
@@ -18,6 +22,7 @@ root=$(pwd)
 ranks="256"
 sizes="8 64 512 4096 32768 262144 1048576"
 iterations=3
+cg_ranks="16 64 256"
 out="$root/results/simulation-$(date -u +%Y%m%d-%H%M%S)"
 selectors="${TRIBUTARY_SMPI_SELECTORS:-ompi mpich mvapich2 impi}"
 while [[ $# -gt 0 ]]; do
@@ -25,8 +30,9 @@ while [[ $# -gt 0 ]]; do
     --ranks) ranks="$2"; shift 2 ;;
     --sizes) sizes="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    --quick) ranks="64"; sizes="8 4096 262144"; iterations=1; selectors="ompi mpich"; shift ;;
-    *) sed -n '2,14p' "$0"; exit 2 ;;
+    --cg-ranks) cg_ranks="$2"; shift 2 ;;
+    --quick) ranks="64"; sizes="8 4096 262144"; iterations=1; selectors="ompi mpich"; cg_ranks="16 64"; shift ;;
+    *) sed -n '2,18p' "$0"; exit 2 ;;
   esac
 done
 mkdir -p "$out"
@@ -34,7 +40,7 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 
 log "building the smpi preset (bench_simulation)"
 [[ -f "$root/build/smpi/build.ninja" ]] || (cmake --preset smpi >/dev/null)
-cmake --build build/smpi -j 2 --target bench_simulation >/dev/null
+cmake --build build/smpi -j 2 --target bench_simulation cg_poisson >/dev/null
 bench="$root/build/smpi/bench/simulation/bench_simulation"
 run() { "$root/simulation/smpirun.sh" "$@"; }
 csv_sizes=$(echo $sizes | tr ' ' ',')
@@ -42,6 +48,7 @@ csv_sizes=$(echo $sizes | tr ' ' ',')
 echo "kind,collective,variant,ranks,nodes,bytes,median_s,min_s,max_s,selector" >"$out/latency.csv"
 echo "kind,collective,variant,ranks,nodes,bytes,t_pure,t_cpu,t_overall,osu,imb,hidden" >"$out/overlap.csv"
 echo "kind,collective,variant,ranks,nodes,lists,median_s,min_s,max_s" >"$out/regional.csv"
+echo "kind,variant,ranks,nodes,n,strips,iterations,s_per_iteration" >"$out/cg.csv"
 
 own_allreduce="tree,node_aware,recursive_doubling,rabenseifner,ring,knomial,binomial,mpi_library"
 for np in $ranks; do
@@ -54,9 +61,14 @@ for np in $ranks; do
     # Allgather results grow with the rank count: keep them under 64 MiB per rank.
     s="$csv_sizes"
     [[ $coll == allgather ]] && s=$(for b in $sizes; do ((b * np <= 67108864)) && echo -n "$b,"; done)
+    # Own schedules without the length check (DebugLevel::none), like the MPI library's
+    # calls; the built-in tree once more with it (the default DebugLevel::basic), "tree+check".
     log "latency: $coll at $np ranks, own schedules"
     run -n "$np" "$bench" latency --collective $coll --variants "$own" --sizes "$s" \
-      --iterations $iterations | sed 's/$/,tributary/' >>"$out/latency.csv"
+      --iterations $iterations --debug none | sed 's/$/,tributary/' >>"$out/latency.csv"
+    log "latency: $coll at $np ranks, built-in tree with the length check"
+    run -n "$np" "$bench" latency --collective $coll --variants tree --sizes "$s" \
+      --iterations $iterations --debug basic | sed 's/$/,tributary/' >>"$out/latency.csv"
     for sel in $selectors; do
       log "latency: $coll at $np ranks, MPI library under selector $sel"
       run -n "$np" --coll-selector "$sel" "$bench" latency --collective $coll --variants "$raw" \
@@ -65,9 +77,19 @@ for np in $ranks; do
   done
   log "overlap at $np ranks"
   run -n "$np" "$bench" overlap --variants "tree,recursive_doubling,knomial,MPI_Iallreduce" \
-    --sizes "8,512,4096,65536" --iterations $iterations >>"$out/overlap.csv"
+    --sizes "8,512,4096,65536" --iterations $iterations --debug none >>"$out/overlap.csv"
   log "regional combine at $np ranks"
   run -n "$np" "$bench" regional --iterations $iterations >>"$out/regional.csv"
+done
+
+# Weak scaling: n = 64 sqrt(p), so every rank holds 64 x 64 points in 4 strips.
+for np in $cg_ranks; do
+  n=$(awk -v p="$np" 'BEGIN { printf "%d", 64 * sqrt(p) + 0.5 }')
+  log "cg_poisson at $np ranks (${n}x${n} grid, $((4 * np)) strips)"
+  run -n "$np" "$root/build/smpi/example_apps/cg_poisson" --n "$n" --strips $((4 * np)) \
+    --iterations 10 | awk -v p="$np" -v n="$n" -v s=$((4 * np)) '
+      / CG: / { v = $1; it = $3; for (i = 1; i <= NF; ++i) if ($(i + 1) == "us") t = $i
+        printf "cg,%s,%d,%d,%d,%d,%d,%.9g\n", v, p, (p + 15) / 16, n, s, it, t * 1e-6 }' >>"$out/cg.csv"
 done
 
 # α-β lower bound of an allreduce on the platform: ⌈lg p⌉α + 2(p−1)/p·nβ, with α = 1 µs and
@@ -116,6 +138,15 @@ log "summary and plots"
   echo "| ranks | variant | µs per cycle |"
   echo "|---:|---|---:|"
   awk -F, 'NR > 1 { printf "| %d | %s | %.1f |\n", $4, $3, $7 * 1e6 }' "$out/regional.csv"
+  echo
+  echo "## cg_poisson, weak scaling (64 x 64 points per rank), µs per iteration"
+  echo
+  echo "| ranks | nodes | grid | classic | pipelined | pipelined / classic |"
+  echo "|---:|---:|---:|---:|---:|---:|"
+  awk -F, 'NR > 1 { t[$3, $2] = $8 * 1e6; n[$3] = $5; nodes[$3] = $4; if (!($3 in seen)) { seen[$3] = 1; order[++k] = $3 } }
+    END { for (i = 1; i <= k; ++i) { p = order[i]
+      printf "| %d | %d | %dx%d | %.1f | %.1f | %.2f |\n", p, nodes[p], n[p], n[p], t[p, "classic"], t[p, "pipelined"],
+        t[p, "classic"] ? t[p, "pipelined"] / t[p, "classic"] : 0 } }' "$out/cg.csv"
 } >"$out/summary.md"
 
 if command -v gnuplot >/dev/null; then

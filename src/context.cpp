@@ -185,7 +185,8 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   if (d.options.ranks_per_node < 0)
     throw UsageError("ContextOptions::ranks_per_node must not be negative");
   // Before any communicator is made: an invalid tree throws with nothing to clean up.
-  const SelectionTree tree = detail::LoadSelection(comm, d.rank, d.options.selection_file);
+  bool builtin = false;
+  SelectionTree tree = detail::LoadSelection(comm, d.rank, d.options.selection_file, &builtin);
   void* attr = nullptr;
   int flag = 0;
   detail::CheckMpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &attr, &flag), "MPI_Comm_get_attr");
@@ -200,12 +201,18 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   if (d.options.schedule_params.node_aware || d.options.ranks_per_node > 0)
     d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
                                      d.options.hardware_node_order, &d.comms_created);
-  // A tree that tests the node layout costs one temporary communicator here (freed at once).
+  // A tree that tests the node layout, or the built-in choice between the single-machine
+  // and the cluster tree, costs one temporary communicator here (freed at once).
   using Pred = SelectionTree::Pred;
   d.facts = detail::NodeFacts(comm, d.size, d.nodes.get(),
-                              tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
+                              builtin ||
+                                  tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
                                   tree.Tests(static_cast<std::uint8_t>(Pred::node_count)) ||
-                                  tree.UsesNodeAware());
+                                  tree.UsesNodeAware(),
+                              &d.comms_created);
+  if (builtin && d.facts.node_count > 1)
+    tree = SelectionTree::Parse(SelectionTree::BuiltinJson(d.facts),
+                                "built-in cluster selection tree");
   bool node_aware_leaf = false;
   for (int c = 0; c < 3; ++c) {
     d.selection[c] = tree.Prune(d.facts, static_cast<Collective>(c));

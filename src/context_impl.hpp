@@ -167,13 +167,14 @@ std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, in
 /// Frees the layout's communicators.
 void FreeNodeLayout(NodeLayout* nodes) noexcept;
 /// Ranks per node (the largest node) and node count, from the layout or, where `needed`,
-/// from a temporary shared-memory split. Collective.
-SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed);
+/// from a temporary shared-memory split (counted in `created`, freed at once). Collective.
+SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed, int* created);
 
 /// The selection tree of a Context: the options' file, else TRIBUTARY_SELECTION, else the
-/// built-in tree; read on rank 0 and broadcast. Throws UsageError on every rank for an
-/// unreadable or invalid file. selection_source.cpp.
-SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option);
+/// built-in tree (*builtin set: the single-machine tree, which the Context swaps for the
+/// cluster tree where the communicator spans nodes); read on rank 0 and broadcast. Throws
+/// UsageError on every rank for an unreadable or invalid file. selection_source.cpp.
+SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option, bool* builtin);
 #else
 SelectionTree LoadSelection(const std::string& option);
 #endif

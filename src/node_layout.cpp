@@ -109,7 +109,7 @@ void FreeNodeLayout(NodeLayout* nodes) noexcept {
   if (nodes->by_hardware != MPI_COMM_NULL) MPI_Comm_free(&nodes->by_hardware);
 }
 
-SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed) {
+SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed, int* created) {
   SelectionFacts f;
   f.comm_size = size;
   f.node_count = 1;
@@ -121,9 +121,10 @@ SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool 
     f.ranks_per_node = *std::max_element(per.begin(), per.end());
     return f;
   }
-  if (!needed) return f;
+  if (!needed || size == 1) return f;  // one rank: one node
   MPI_Comm shared = MPI_COMM_NULL;
   CheckMpi(SplitByNode(comm, 0, &shared), "MPI_Comm_split_type");
+  ++*created;
   int local_size = 1, local_rank = 0;
   MPI_Comm_size(shared, &local_size);
   MPI_Comm_rank(shared, &local_rank);

@@ -461,6 +461,10 @@ namespace tributary {
 // docs/selection.md). Allgather:
 // recursive doubling for the smallest messages (and up to 32 KiB at 2 ranks), the MPI
 // library above.
+const std::string& SelectionTree::BuiltinJson(const SelectionFacts& facts) {
+  return facts.node_count > 1 ? ClusterJson() : DefaultJson();
+}
+
 const std::string& SelectionTree::DefaultJson() {
   static const std::string json = R"({
   "tributary_selection": 1,

@@ -1,6 +1,8 @@
 // Where a Context's selection tree comes from: ContextOptions::selection_file, else the
-// environment variable TRIBUTARY_SELECTION, else the built-in tree. With MPI, rank 0 reads
-// it and broadcasts the text, so every rank parses the same bytes (and fails alike).
+// environment variable TRIBUTARY_SELECTION, else the built-in tree (the single-machine one;
+// the Context takes the cluster tree instead where the communicator spans nodes). With MPI,
+// rank 0 reads it and broadcasts the text, so every rank parses the same bytes (and fails
+// alike).
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -16,6 +18,7 @@ struct SelectionSource {
   std::string name;   // the file, or "built-in selection tree"
   std::string text;
   std::string error;  // non-empty: the file could not be read
+  bool builtin = false;  // no file: the built-in tree for the communicator's shape
 };
 
 SelectionSource ReadSelectionSource(const std::string& option) {
@@ -27,7 +30,7 @@ SelectionSource ReadSelectionSource(const std::string& option) {
   }
   if (file.empty()) {
     s.name = "built-in selection tree";
-    s.text = SelectionTree::DefaultJson();
+    s.builtin = true;
     return s;
   }
   s.name = file;
@@ -42,7 +45,7 @@ SelectionSource ReadSelectionSource(const std::string& option) {
 }  // namespace
 
 #if TRIBUTARY_HAVE_MPI
-SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option) {
+SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option, bool* builtin) {
   SelectionSource s;
   if (rank == 0) s = ReadSelectionSource(option);
   const auto bcast = [&](std::string* str) {
@@ -53,6 +56,10 @@ SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option) 
   };
   bcast(&s.error);
   if (!s.error.empty()) throw UsageError("tributary::Context: " + s.error);
+  int use_builtin = s.builtin ? 1 : 0;
+  CheckMpi(MPI_Bcast(&use_builtin, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  *builtin = use_builtin != 0;
+  if (*builtin) return SelectionTree::Parse(SelectionTree::DefaultJson(), "built-in selection tree");
   bcast(&s.name);
   bcast(&s.text);
   return SelectionTree::Parse(s.text, s.name);
@@ -61,6 +68,7 @@ SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option) 
 SelectionTree LoadSelection(const std::string& option) {
   const SelectionSource s = ReadSelectionSource(option);
   if (!s.error.empty()) throw UsageError("tributary::Context: " + s.error);
+  if (s.builtin) return SelectionTree::Parse(SelectionTree::DefaultJson(), s.name);  // one node
   return SelectionTree::Parse(s.text, s.name);
 }
 #endif

@@ -5,6 +5,9 @@
 //                             [--variants v,v,...] [--iterations N]
 //   bench_simulation overlap  --sizes B,B,... [--variants v,...] [--chunks N]
 //   bench_simulation regional [--lists 8] [--iterations N]
+//   bench_simulation pollcost [--iterations polls]   (at 2 ranks under a real MPI: the cost of
+//                             one unsuccessful CheckReduce, which SMPI's smpi/test stands for)
+//   --debug none|basic        DebugLevel of the Contexts (default basic; "+check" in the labels)
 //   bench_simulation check    (the tree, node-aware and MPI-library paths at 8 B and 4 KiB + 8 B
 //                             and the regional
 //                             combine, every answer checked; exit 1 if one is wrong)
@@ -39,6 +42,7 @@ using tributary::ScheduleKind;
 using tributary::TaskStatus;
 
 int g_rank = 0, g_size = 1, g_nodes = 1;
+tributary::DebugLevel g_debug = tributary::DebugLevel::basic;
 
 std::vector<std::string> Split(const std::string& s) {
   std::vector<std::string> out;
@@ -69,6 +73,14 @@ int NodeCount() {
   return nodes;
 }
 
+// A Tributary variant run with DebugLevel::basic (the default: a std::vector value's length is
+// checked on every rank by one extra small allreduce per generation) is labelled "+check".
+std::string Label(const std::string& variant) {
+  return variant.rfind("MPI_", 0) != 0 && g_debug != tributary::DebugLevel::none
+             ? variant + "+check"
+             : variant;
+}
+
 // Busy computation of `seconds`: under SMPI a simulated burst of that length, elsewhere
 // a spin on the wall clock.
 void Compute(double seconds) {
@@ -93,6 +105,7 @@ std::unique_ptr<tributary::Context> MakeContext(const std::string& variant,
   if (variant.rfind("MPI_", 0) == 0) return nullptr;
   tributary::ContextOptions o;
   o.communicator_pool = 1;  // one reduction object per Context; each pooled one is an MPI_Comm_dup
+  o.debug = g_debug;
   std::string name = variant;
   if (variant.rfind("node_aware", 0) == 0) {
     // The two-level form around a forced leaders' schedule: node_aware_<schedule>, or the
@@ -273,8 +286,8 @@ int Latency(const std::string& collective, const std::vector<std::string>& varia
         return 1;
       }
       if (g_rank == 0)
-        std::printf("latency,%s,%s,%d,%d,%zu,%.9g,%.9g,%.9g\n", collective.c_str(), v.c_str(),
-                    g_size, g_nodes, bytes, t[0], t[1], t[2]);
+        std::printf("latency,%s,%s,%d,%d,%zu,%.9g,%.9g,%.9g\n", collective.c_str(),
+                    Label(v).c_str(), g_size, g_nodes, bytes, t[0], t[1], t[2]);
       std::fflush(stdout);
     }
   }
@@ -331,10 +344,41 @@ int Overlap(const std::vector<std::string>& variants, const std::vector<std::siz
           std::max(0.0, std::min(1.0, (t_pure + t_cpu - t_overall) / std::min(t_pure, t_cpu)));
       const double hidden = (t_pure + t_cpu - t_overall) / std::min(t_pure, t_cpu);
       if (g_rank == 0)
-        std::printf("overlap,allreduce,%s,%d,%d,%zu,%.9g,%.9g,%.9g,%.1f,%.1f,%.3f\n", v.c_str(),
+        std::printf("overlap,allreduce,%s,%d,%d,%zu,%.9g,%.9g,%.9g,%.1f,%.1f,%.3f\n", Label(v).c_str(),
                     g_size, g_nodes, bytes, t_pure, t_cpu, t_overall, osu, worst_imb, hidden);
       std::fflush(stdout);
     }
+  }
+  return 0;
+}
+
+// What one unsuccessful CheckReduce costs: rank 0 starts an 8-byte allreduce and polls it
+// `polls` times before rank 1 starts its part. Run under a real MPI at 2 ranks, it is the
+// cost SMPI's smpi/test setting stands for (the simulator charges nothing else for a poll).
+int PollCost(int polls) {
+  tributary::ContextOptions o;
+  o.debug = g_debug;
+  tributary::Context ctx(MPI_COMM_WORLD, o);
+  tributary::AllReduce<double> ar(ctx, "poll");
+  for (int round = 0; round < 3; ++round) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double per_poll = 0;
+    ar.val = 1.0;
+    if (g_rank == 0) {
+      ar.StartReduce(tributary::Sum{});
+      const double t0 = MPI_Wtime();
+      for (int i = 0; i < polls; ++i) ar.CheckReduce();
+      per_poll = (MPI_Wtime() - t0) / polls;
+      MPI_Send(nullptr, 0, MPI_BYTE, 1, 99, MPI_COMM_WORLD);
+    } else {
+      MPI_Recv(nullptr, 0, MPI_BYTE, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      ar.StartReduce(tributary::Sum{});
+    }
+    while (ar.CheckReduce() != TaskStatus::complete) {
+    }
+    if (g_rank == 0)
+      std::printf("pollcost,allreduce,CheckReduce,%d,%d,8,%.9g,%s\n", g_size, g_nodes, per_poll,
+                  ar.val == g_size ? "right" : "WRONG");
   }
   return 0;
 }
@@ -410,6 +454,8 @@ int main(int argc, char** argv) {
       chunks = std::atoi(v.c_str());
     else if (k == "--lists")
       lists = std::atoi(v.c_str());
+    else if (k == "--debug")
+      g_debug = v == "none" ? tributary::DebugLevel::none : tributary::DebugLevel::basic;
   }
   std::vector<std::size_t> sizes;
   for (const auto& s : Split(sizes_arg.empty() ? "8,4096,1048576" : sizes_arg))
@@ -424,6 +470,8 @@ int main(int argc, char** argv) {
     } else if (mode == "overlap") {
       if (variants.empty()) variants = {"tree", "MPI_Iallreduce"};
       rc = Overlap(variants, sizes, chunks, iterations);
+    } else if (mode == "pollcost") {
+      rc = PollCost(iterations < 1000 ? 1000000 : iterations);
     } else if (mode == "regional") {
       rc = Regional(lists, iterations);
     } else {  // check: every collective and variant once, the answer checked

@@ -51,8 +51,15 @@ class SelectionTree {
   /// above the bottom, a schedule that does not implement a collective that reaches it, or
   /// a non-order-keeping schedule that a non-commutative operator can reach.
   static SelectionTree Parse(const std::string& json, const std::string& source = "selection");
-  /// The tree built into the library (docs/selection.md says where it comes from).
+  /// The tree built into the library for one machine (docs/selection.md says where it
+  /// comes from).
   static const std::string& DefaultJson();
+  /// The tree built into the library for communicators that span several nodes, from
+  /// simulated clusters (simulation/cluster-selection.json; docs/simulation.md).
+  static const std::string& ClusterJson();
+  /// The built-in tree for a communicator of this shape: ClusterJson() where it spans more
+  /// than one node, DefaultJson() within one.
+  static const std::string& BuiltinJson(const SelectionFacts& facts);
 
   /// The tree with every predicate fixed by `facts` and `collective` resolved.
   SelectionTree Prune(const SelectionFacts& facts, Collective collective) const;

@@ -237,4 +237,46 @@ TEST(Selection, AnInvalidFileFailsTheContextOnEveryRankBeforeAnythingStarts) {
   TRIBUTARY_EXPECT_ALL(plain.Selection(Collective::allgather).Select(large).kind == ScheduleKind::mpi_library);
 }
 
+// The built-in tree follows the communicator's shape: the single-machine tree within one
+// node, the cluster tree (simulation/cluster-selection.json) across nodes, here virtual
+// ones of ContextOptions::ranks_per_node ranks.
+TEST(Selection, TheBuiltInTreeFollowsTheShapeOfTheCommunicator) {
+  tributary::SelectionFacts one, many;
+  many.comm_size = 64;
+  many.node_count = 4;
+  many.ranks_per_node = 16;
+  EXPECT_EQ(&SelectionTree::BuiltinJson(one), &SelectionTree::DefaultJson());
+  EXPECT_EQ(&SelectionTree::BuiltinJson(many), &SelectionTree::ClusterJson());
+  EXPECT_EQ(ErrorOf(SelectionTree::ClusterJson()), "");
+  const SelectionTree single = SelectionTree::Parse(SelectionTree::DefaultJson());
+  const SelectionTree cluster = SelectionTree::Parse(SelectionTree::ClusterJson());
+  const Collective all[] = {Collective::allreduce, Collective::reduce, Collective::allgather};
+  // The rule keys on the shape: one rank per node and several per node may differ.
+  EXPECT_TRUE(cluster.Tests(static_cast<std::uint8_t>(SelectionTree::Pred::ranks_per_node)));
+  for (int per_node : {0, 1, 2, 3}) {  // 0: the machine's own nodes (one here)
+    tributary::ContextOptions o;
+    o.ranks_per_node = per_node;
+    tributary::Context ctx(o);
+    const auto& f = ctx.Facts();
+    const int nodes = per_node == 0 ? 1 : (Size() + per_node - 1) / per_node;
+    TRIBUTARY_EXPECT_ALL(f.node_count == nodes);
+    const SelectionTree& expected = nodes > 1 ? cluster : single;
+    for (Collective c : all)
+      TRIBUTARY_EXPECT_ALL(ctx.Selection(c).ToJson() == expected.Prune(f, c).ToJson());
+    // A reduction through the chosen tree: the schedule it names, the right sum.
+    tributary::AllReduce<std::vector<double>> a(ctx, "a");
+    for (std::size_t n : {std::size_t(1), std::size_t(512), std::size_t(70000)}) {
+      a.val.assign(n, 1.0 + Rank());
+      a.StartReduce(tributary::Sum{});
+      Wait(ctx, a);
+      TRIBUTARY_EXPECT_ALL(a.val.size() == n && a.val.front() == Size() * (Size() + 1) / 2.0 &&
+                           a.val.back() == Size() * (Size() + 1) / 2.0);
+      SelectionInput in;
+      in.bytes = n * sizeof(double);
+      if (Size() > 1)
+        TRIBUTARY_EXPECT_ALL(a.ScheduleUsed() == expected.Prune(f, Collective::allreduce).Select(in).kind);
+    }
+  }
+}
+
 }  // namespace
