@@ -65,8 +65,8 @@ void ContextImpl::Unregister(ReductionCore* core) noexcept {
   std::lock_guard<std::mutex> lock(registry_mutex);
   objects.erase(std::remove(objects.begin(), objects.end(), core), objects.end());
   members.store(static_cast<int>(objects.size() + pollers.size()), std::memory_order_relaxed);
-  if (core->Slot() >= 0 && core->Slot() < static_cast<int>(slot_used.size()))
-    slot_used[static_cast<std::size_t>(core->Slot())] = 0;
+  if (core->PoolSlot() >= 0 && core->PoolSlot() < static_cast<int>(slot_used.size()))
+    slot_used[static_cast<std::size_t>(core->PoolSlot())] = 0;
   for (auto it = watchdog.begin(); it != watchdog.end();)
     it = it->first.first == core->ObjectId() ? watchdog.erase(it) : std::next(it);
   reported.erase(core->ObjectId());

@@ -71,7 +71,7 @@ void PackedCombine(const void* state, const void* in, void* inout, std::size_t c
 
 ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
     : ctx_(&ctx), what_(std::move(what)), label_(std::move(label)) {
-  ctx.Impl().Register(this, &id_, &slot_);
+  ctx.Impl().Register(this, &id_, &pool_slot_);
 }
 
 ReductionCore::~ReductionCore() {
@@ -349,7 +349,7 @@ void ReductionCore::StartAgreement(const WindowNeeds* measured) {
   ScheduleArgs check;
   check.collective = Collective::allreduce;
   check.comm = impl.p2p;
-  check.tag = impl.TagFor(slot_, Generation()) + kPreRoundTag;
+  check.tag = impl.TagFor(pool_slot_, Generation()) + kPreRoundTag;
   check.data = length_check_;
   check.payload.count = 8;
   check.payload.elem_size = sizeof(std::int64_t);
@@ -492,9 +492,9 @@ void ReductionCore::StartSchedule() {
       args.payload.op = GenericMpiOp(args.payload.commutative);
     }
   }
-  args.comm = kind == ScheduleKind::mpi_library ? impl.pool[static_cast<std::size_t>(slot_)]
+  args.comm = kind == ScheduleKind::mpi_library ? impl.pool[static_cast<std::size_t>(pool_slot_)]
                                                  : impl.p2p;
-  args.tag = impl.TagFor(slot_, Generation());
+  args.tag = impl.TagFor(pool_slot_, Generation());
   args.nodes = impl.nodes.get();
   if (spec_.data_read_only && !spec_.packed && WritesData(kind, args, impl.rank, impl.size)) {
     const std::size_t bytes = args.payload.count * args.payload.elem_size;

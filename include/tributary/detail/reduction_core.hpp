@@ -192,7 +192,8 @@ class ReductionCore {
   /// A one-line status for the watchdog.
   std::string Status() const;
   int ObjectId() const noexcept { return id_; }
-  int Slot() const noexcept { return slot_; }
+  /// The communicator of the Context's pool this object uses (not a list's partial slot).
+  int PoolSlot() const noexcept { return pool_slot_; }
   Context* Ctx() const noexcept { return ctx_; }
   /// Seconds since this generation was armed.
   double SecondsArmed(std::chrono::steady_clock::time_point now) noexcept;
@@ -223,7 +224,7 @@ class ReductionCore {
   std::string what_;
   std::string label_;
   int id_ = -1;
-  int slot_ = -1;
+  int pool_slot_ = -1;
 
   std::atomic<Phase> phase_{Phase::idle};
   std::atomic<std::uint64_t> generation_{0};
