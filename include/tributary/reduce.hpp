@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "tributary/detail/staged_view.hpp"
+#include "tributary/detail/reduction_for.hpp"
 
 namespace tributary {
 

@@ -202,18 +202,6 @@ class StagedReduction : protected ReductionBase<std::vector<typename T::non_cons
   std::mutex copy_mutex_;
 };
 
-template <class T>
-using ReductionFor = std::conditional_t<IsStagedView<T>::value, StagedReduction<T>, ReductionBase<T>>;
-
-}  // namespace tributary::detail
-
-#else
-
-#include "tributary/detail/reduction_base.hpp"
-
-namespace tributary::detail {
-template <class T>
-using ReductionFor = ReductionBase<T>;
 }  // namespace tributary::detail
 
 #endif
