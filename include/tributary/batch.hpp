@@ -15,6 +15,7 @@
 #include "tributary/detail/device_partials.hpp"
 #include "tributary/detail/encoding.hpp"
 #include "tributary/detail/exactness.hpp"
+#include "tributary/detail/list_partials.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
 #include "tributary/errors.hpp"
@@ -50,9 +51,9 @@ class BatchMemberBase {
   virtual std::size_t Elements() const noexcept = 0;
   /// Exact members: rounds the member's records (window `w`) once into `val`.
   virtual void UnpackRecords(const std::uint32_t* /*records*/, const ExactWindow& /*w*/) {}
-  /// Device members: queues the list-order fold of this generation's device partials (a
-  /// member whose lists contributed on the device); false when there is none.
-  virtual bool FoldOnDevice() { return false; }
+  /// True when this generation's lists contributed to the member on the device (the last
+  /// list's kernel queued the list-order fold).
+  virtual bool OnDevice() const noexcept { return false; }
   /// True when no device work of this member is pending. Never blocks.
   virtual bool DeviceReady() { return true; }
   /// Blocks until this member's device work is done (failure paths only).
@@ -122,25 +123,12 @@ class BatchMember final : public detail::BatchMemberBase {
   void MergeExact(int lists, bool from_val) override {
     if constexpr (kExactCapable) {
       const std::size_t n = Traits::Size(val);
-      merged_.assign(n, ExactSum());
-#if TRIBUTARY_HAVE_KOKKOS
-      if (!from_val && on_device_) {  // merged on the device; in host memory now
-        std::copy_n(exact_stage_->Result(), n, merged_.begin());
+      if (!from_val) {
+        partials_.MergeExact(lists, n, &merged_);
         return;
       }
-#endif
-      if (from_val) {
-        for (std::size_t k = 0; k < n; ++k) merged_[k].Add(static_cast<double>(Traits::Data(val)[k]));
-      } else {
-        for (int i = 0; i < lists; ++i) {  // flag 2: an ExactSum partial
-          const auto u = static_cast<std::size_t>(i);
-          if (flags_[u].load() == 2) {
-            merged_[0] += exact_slots_[u];
-          } else {
-            for (std::size_t k = 0; k < n; ++k) merged_[k].Add(static_cast<double>(Traits::Data(slots_[u].value)[k]));
-          }
-        }
-      }
+      merged_.assign(n, ExactSum());
+      for (std::size_t k = 0; k < n; ++k) merged_[k].Add(static_cast<double>(Traits::Data(val)[k]));
       for (ExactSum& m : merged_) m.Normalize();
     } else {
       (void)lists, (void)from_val;
@@ -155,23 +143,12 @@ class BatchMember final : public detail::BatchMemberBase {
       (void)records, (void)w;
     }
   }
-  void PrepareArm(int lists) override {
-    if (slots_.size() < static_cast<std::size_t>(lists)) {
-      slots_.resize(static_cast<std::size_t>(lists));
-      flags_ = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(lists));
-      if (exact_) exact_slots_.resize(static_cast<std::size_t>(lists));
-    }
-    for (int i = 0; i < lists; ++i) flags_[static_cast<std::size_t>(i)].store(0);
-    lists_ = lists;
-#if TRIBUTARY_HAVE_KOKKOS
-    on_device_.store(false, std::memory_order_relaxed);
-#endif
-  }
+  void PrepareArm(int lists) override { partials_.Arm(lists, exact_); }
   void CombineInto(int lists, unsigned char* dst) override {
     const std::size_t n = Traits::Size(val);
 #if TRIBUTARY_HAVE_KOKKOS
-    if (on_device_) {  // folded on the device; the result is in host memory now
-      std::memcpy(dst, stage_->Result(), n * sizeof(E));
+    if (partials_.OnDevice()) {  // folded on the device; the result is in host memory now
+      std::memcpy(dst, partials_.DeviceValues(), n * sizeof(E));
       return;
     }
 #endif
@@ -180,10 +157,7 @@ class BatchMember final : public detail::BatchMemberBase {
       for (std::size_t k = 0; k < n; ++k) std::memcpy(dst + k * sizeof(E), &identity, sizeof(E));
       return;
     }
-    for (int i = 1; i < lists; ++i)
-      op_->Combine(Traits::Data(slots_[static_cast<std::size_t>(i - 1)].value),
-                   Traits::Data(slots_[static_cast<std::size_t>(i)].value), n);
-    std::memcpy(dst, Traits::Data(slots_[static_cast<std::size_t>(lists - 1)].value), n * sizeof(E));
+    std::memcpy(dst, Traits::Data(partials_.FoldHost(lists, *op_, n)), n * sizeof(E));
   }
   void PackValue(unsigned char* dst) const override { std::memcpy(dst, Traits::Data(val), Bytes()); }
   void Unpack(const unsigned char* src) override { std::memcpy(static_cast<void*>(Traits::Data(val)), src, Bytes()); }
@@ -191,91 +165,23 @@ class BatchMember final : public detail::BatchMemberBase {
     return detail::PackedSegment{offset, Traits::Size(val), sizeof(E), op_->combine, op_.get()};
   }
   void FillMissing(const std::vector<int>& missing) override {
-#if TRIBUTARY_HAVE_KOKKOS
-    if (on_device_) {
-      std::vector<int> absent;
-      for (int i : missing)
-        if (!flags_[static_cast<std::size_t>(i)].load()) absent.push_back(i);
-      if (exact_)
-        exact_stage_->FillMissing(absent, ExactSum());
-      else
-        stage_->FillMissing(absent, op_->Identity());
-      return;
-    }
-#endif
-    for (int i : missing) {
-      if (flags_[static_cast<std::size_t>(i)].load()) continue;
-      try {
-        std::fill_n(Traits::Data(slots_[static_cast<std::size_t>(i)].value), Traits::Size(val),
-                    op_->Identity());
-      } catch (...) {
-      }
-    }
+    (void)partials_.FillMissing(missing, *op_, exact_, Traits::Size(val));
   }
   bool Commutative() const noexcept override { return exact_ || op_->commutative; }
+  bool OnDevice() const noexcept override { return partials_.OnDevice(); }
 #if TRIBUTARY_HAVE_KOKKOS
-  bool FoldOnDevice() override {
-    if (!on_device_) return false;
-    const int last = last_device_list_.load(std::memory_order_acquire);
-    if (exact_)
-      exact_stage_->Fold(last);
-    else
-      stage_->Fold(last);
-    return true;
-  }
-  bool DeviceReady() override { return !on_device_ || (exact_ ? exact_stage_->Ready() : stage_->Ready()); }
-  void WaitForDevice() override {
-    if (!on_device_) return;
-    if (exact_)
-      exact_stage_->Wait();
-    else
-      stage_->Wait();
-  }
-  ~BatchMember() override {
-    if (!Kokkos::is_initialized()) {  // their Views must not be freed now
-      if (stage_) (void)stage_.release();
-      if (exact_stage_) (void)exact_stage_.release();
-    }
-  }
+  bool DeviceReady() override { return partials_.DeviceReady(exact_); }
+  void WaitForDevice() override { partials_.WaitForDevice(exact_); }
 #endif
 
  private:
   friend class Batch;
   static constexpr bool kExactCapable = std::is_same_v<E, double> || std::is_same_v<E, float>;
   bool exact_ = false;
-  std::vector<ExactSum> exact_slots_;
   std::vector<ExactSum> merged_;  // exact members: this rank's sums (MergeExact)
   Batch* batch_;
   std::unique_ptr<detail::OpHolderBase<E>> op_;
-  struct Slot {  // keeps std::vector<bool>'s bit packing away
-    T value{};
-  };
-  std::vector<Slot> slots_;
-  std::unique_ptr<std::atomic<std::uint8_t>[]> flags_;  // per list: 1 host, 2 ExactSum, 3 device
-  // Marks list `list` as contributed `how`; false (and the first contribution's mark kept)
-  // when it already contributed.
-  bool ClaimFlag(int list, std::uint8_t how) {
-    std::uint8_t none = 0;
-    return flags_[static_cast<std::size_t>(list)].compare_exchange_strong(none, how, std::memory_order_acq_rel);
-  }
-#if TRIBUTARY_HAVE_KOKKOS
-  template <class Exec, class Op, class Queue>
-  TaskStatus ContributeOnDevice(int list_index, const Exec& exec, const Op& op, Queue&& queue);
-  // Queues list `list_index`'s kernel into a stage of SE slots (E, or ExactSum for exact
-  // sums) folded with `fold`.
-  template <class SE, class Exec, class Fold, class Queue>
-  TaskStatus QueueOnDevice(int list_index, const Exec& exec, const Fold& fold,
-                           std::unique_ptr<detail::DeviceStageBase<SE>>& holder, Queue&& queue);
-#endif
-  int lists_ = 0;
-#if TRIBUTARY_HAVE_KOKKOS
-  std::unique_ptr<detail::DeviceStageBase<E>> stage_;
-  std::unique_ptr<detail::DeviceStageBase<ExactSum>> exact_stage_;  // rank_count_independent sums
-  std::mutex device_mutex_;
-  std::uint64_t device_generation_ = 0;
-  std::atomic<bool> on_device_{false};     // this generation's lists contribute on the device
-  std::atomic<int> last_device_list_{0};   // the fold runs on this list's instance
-#endif
+  detail::ListPartials<T> partials_;  // the lists' partials, host and device
 };
 
 /// A group of reductions declared in the same order on every rank that travel in one
@@ -306,6 +212,7 @@ class Batch {
       throw UsageError(core_->Name() + ": " + e.what());
     }
     BatchMember<T>& ref = *member;
+    ref.partials_.Attach(core_.get(), &ref.label);
     members_.push_back(std::move(member));
     return ref;
   }
@@ -356,20 +263,7 @@ class Batch {
 
   template <class T>
   TaskStatus ContributeMember(BatchMember<T>& m, int list, const T& partial) {
-    if (core_->State() != detail::Phase::collecting || list < 0 || list >= lists_) {
-      core_->Arrive(list);  // throws the right UsageError
-    }
-#if TRIBUTARY_HAVE_KOKKOS
-    if (m.on_device_.load(std::memory_order_acquire))
-      throw UsageError(core_->Where() + ": member '" + m.label + "': list " + std::to_string(list) +
-                       " contributed a host value while other lists contribute on the device; all lists "
-                       "contribute the same way");
-#endif
-    if (!m.ClaimFlag(list, 1))
-      throw UsageError(core_->Where() + ": member '" + m.label + "': list " +
-                       std::to_string(list) + " contributed twice in one generation");
-    m.slots_[static_cast<std::size_t>(list)].value = partial;
-    if (core_->Arrive(list)) LastArrived();
+    if (m.partials_.ContributeHost(list, partial)) LastArrived();
     return TaskStatus::complete;
   }
 
@@ -378,14 +272,7 @@ class Batch {
     if (!m.exact_)
       throw UsageError(core_->Where() + ": member '" + m.label + "': an ExactSum partial needs "
                        "Determinism::rank_count_independent and Sum over a scalar float or double");
-    if (core_->State() != detail::Phase::collecting || list < 0 || list >= lists_) {
-      core_->Arrive(list);  // throws the right UsageError
-    }
-    if (!m.ClaimFlag(list, 2))
-      throw UsageError(core_->Where() + ": member '" + m.label + "': list " +
-                       std::to_string(list) + " contributed twice in one generation");
-    m.exact_slots_[static_cast<std::size_t>(list)] = partial;
-    if (core_->Arrive(list)) LastArrived();
+    if (m.partials_.ContributeExact(list, &partial, 1)) LastArrived();
     return TaskStatus::complete;
   }
 
@@ -510,11 +397,12 @@ class Batch {
     Batch* batch_;
   };
 
-  // The last contribution: members contributed on the device fold first; the message is
-  // packed once that work is done (at once on host backends, else from CheckReduce).
+  // The last contribution: members contributed on the device have queued their folds; the
+  // message is packed once that work is done (at once on host backends, else from
+  // CheckReduce).
   void LastArrived() {
     bool device = false;
-    for (auto& m : members_) device = m->FoldOnDevice() || device;
+    for (auto& m : members_) device = device || m->OnDevice();
     if (!device) {
       CombineAndLaunch();
       return;
@@ -575,14 +463,11 @@ class Batch {
   }
 
   void Abandon() {
-    // Missing contributions count as neutral elements; device work is waited for (a
-    // failure path may block).
+    // Missing contributions count as neutral elements (a device member's fold is queued
+    // once its slots are all filled); device work is waited for (a failure path may block).
     const std::vector<int> missing = core_->MissingLists();
     for (auto& m : members_) m->FillMissing(missing);
-    for (auto& m : members_) {
-      if (!missing.empty()) m->FoldOnDevice();
-      m->WaitForDevice();
-    }
+    for (auto& m : members_) m->WaitForDevice();
     CombineAndLaunch();
   }
 
@@ -645,20 +530,8 @@ TaskStatus BatchMember<T>::ContributeView(int list_index, const Exec& exec, cons
     throw UsageError(batch_->core_->Where() + ": member '" + label + "': list " + std::to_string(list_index) +
                      " gave " + std::to_string(data.extent(View::rank - 1)) + " values for a member of " +
                      std::to_string(k));
-  if constexpr (kExactCapable) {
-    if (exact_) {  // rank_count_independent: the values summed exactly on the device
-      Batch& b = *batch_;
-      if (b.core_->State() != detail::Phase::collecting || list_index < 0 || list_index >= b.lists_)
-        b.core_->Arrive(list_index);  // throws the right UsageError
-      return QueueOnDevice(list_index, exec, detail::ExactMergeOp{}, exact_stage_,
-                           [&](detail::DeviceStage<ExactSum, Exec>& stage) {
-                             detail::QueueExactViewKernel(stage, list_index, exec, data);
-                           });
-    }
-  }
-  return ContributeOnDevice(list_index, exec, op, [&](detail::DeviceStage<E, Exec>& stage) {
-    detail::QueueViewKernel(stage, list_index, exec, data, op, op_->Identity(), first_index);
-  });
+  if (partials_.ContributeView(list_index, exec, data, op, *op_, first_index, k, exact_, k)) batch_->LastArrived();
+  return TaskStatus::complete;
 }
 
 template <class T>
@@ -669,62 +542,9 @@ TaskStatus BatchMember<T>::ContributeKernel(int list_index, const Policy& policy
   static_assert(std::is_invocable_v<const Op&, const E&, E&>,
                 "ContributeKernel: the operator does not apply to the member's element type");
   static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
-  using Exec = typename Policy::execution_space;
   if (Traits::Size(val) != 1)
     throw UsageError(batch_->core_->Where() + ": member '" + label + "': ContributeKernel needs a member of one element");
-  return ContributeOnDevice(list_index, policy.space(), op, [&](detail::DeviceStage<E, Exec>& stage) {
-    Kokkos::parallel_reduce("tributary::reduce_kernel", policy, detail::FunctorKernel<F, E, Op>{op, op_->Identity(), f},
-                            stage.ScalarOf(list_index));
-  });
-}
-
-template <class T>
-template <class Exec, class Op, class Queue>
-TaskStatus BatchMember<T>::ContributeOnDevice(int list_index, const Exec& exec, const Op& op, Queue&& queue) {
-  Batch& b = *batch_;
-  const std::string where = b.core_->Where() + ": member '" + label + "': list " + std::to_string(list_index);
-  if (b.core_->State() != detail::Phase::collecting || list_index < 0 || list_index >= b.lists_)
-    b.core_->Arrive(list_index);  // throws the right UsageError
-  if (exact_)
-    throw UsageError(where + ": a kernel's functor gives rounded values, which cannot sum exactly; contribute the "
-                             "values as a View (ContributeView sums them exactly on the device) or ExactSum partials");
-  if (op_->Type() != typeid(Op)) throw UsageError(where + " contributed with another operator than the member's");
-  return QueueOnDevice(list_index, exec, op, stage_, std::forward<Queue>(queue));
-}
-
-template <class T>
-template <class SE, class Exec, class Fold, class Queue>
-TaskStatus BatchMember<T>::QueueOnDevice(int list_index, const Exec& exec, const Fold& fold,
-                                         std::unique_ptr<detail::DeviceStageBase<SE>>& holder, Queue&& queue) {
-  Batch& b = *batch_;
-  const std::string where = b.core_->Where() + ": member '" + label + "': list " + std::to_string(list_index);
-  detail::DeviceStage<SE, Exec>* stage = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(device_mutex_);
-    for (int i = 0; i < b.lists_; ++i)
-      if (flags_[static_cast<std::size_t>(i)].load() == 1 || flags_[static_cast<std::size_t>(i)].load() == 2)
-        throw UsageError(where + " contributed on the device while other lists contribute host values; all "
-                                 "lists contribute the same way");
-    const bool first = device_generation_ != b.core_->Generation();
-    if (!first && holder->Space() != typeid(Exec))
-      throw UsageError(where + " contributed from another execution space than the lists before it");
-    if (!holder || holder->Space() != typeid(Exec)) holder = std::make_unique<detail::DeviceStage<SE, Exec>>();
-    stage = static_cast<detail::DeviceStage<SE, Exec>*>(holder.get());
-    if (first) {
-      device_generation_ = b.core_->Generation();
-      stage->Prepare(exec, b.lists_, Traits::Size(val));
-      stage->SetFold(fold);
-      on_device_.store(true, std::memory_order_release);
-    }
-  }
-  if (!ClaimFlag(list_index, 3))
-    throw UsageError(where + " contributed twice in one generation");
-  Kokkos::Profiling::pushRegion("tributary::contribute");
-  queue(*stage);
-  stage->Launched(list_index, exec);
-  Kokkos::Profiling::popRegion();
-  last_device_list_.store(list_index, std::memory_order_release);
-  if (b.core_->Arrive(list_index)) b.LastArrived();
+  if (partials_.ContributeKernel(list_index, policy, f, op, *op_, exact_, 1)) batch_->LastArrived();
   return TaskStatus::complete;
 }
 #endif

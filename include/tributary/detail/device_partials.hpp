@@ -1,7 +1,7 @@
 // Device partials: the kernels that reduce a list's View (or a policy and a functor) into
 // that list's slot in device memory, the list-order fold of the slots on the device, the
 // one staging copy to host memory, and the events that let CheckReduce test completion
-// without blocking. Only ReductionBase uses this header.
+// without blocking. Only ListPartials (detail/list_partials.hpp) queues this work.
 #pragma once
 
 #include "tributary/config.hpp"

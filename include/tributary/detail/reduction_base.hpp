@@ -20,6 +20,7 @@
 #include "tributary/detail/exact_encoding.hpp"
 #include "tributary/detail/exact_kernels.hpp"
 #include "tributary/detail/exactness.hpp"
+#include "tributary/detail/list_partials.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
 #include "tributary/detail/type_name.hpp"
@@ -77,10 +78,7 @@ class ReductionBase {
   /// A refused contribution (UsageError: a second one from the list, an index out of
   /// range, none armed) changes nothing.
   TaskStatus Contribute(int list_index, const T& partial) {
-    ClaimHost(list_index);
-    slots_[static_cast<std::size_t>(list_index)].value = partial;
-    if (exact_) exact_used_[static_cast<std::size_t>(list_index)] = 0;
-    if (core_->Commit()) CombineAndLaunch();
+    if (partials_.ContributeHost(list_index, partial)) CombineAndLaunch();
     return TaskStatus::complete;
   }
 
@@ -105,14 +103,11 @@ class ReductionBase {
     CheckViewContribution<E, Exec, View, Op>();
     const bool one = !Traits::dynamic && Traits::Size(val) == 1;
     const std::string shape = ViewShapeError<E>(one ? 1 : 2, data);
-    if (!shape.empty()) DeviceShapeError(list_index, shape);
+    if (!shape.empty()) partials_.DeviceShapeError(list_index, shape, Traits::Size(val));
     const std::size_t k = one ? 1 : data.extent(View::rank - 1);
-    if constexpr (kExactCapable) {
-      if (exact_) return ContributeExactView(list_index, exec, data, k);
-    }
-    return ContributeOnDevice(list_index, exec, op, k, [&](DeviceStage<E, Exec>& stage) {
-      QueueViewKernel(stage, list_index, exec, data, op, op_->Identity(), first_index);
-    });
+    // The last list's kernel queues the fold; DeviceReady launches once it is done.
+    (void)partials_.ContributeView(list_index, exec, data, op, *op_, first_index, k, exact_, FixedSize());
+    return TaskStatus::complete;
   }
 
   /// ContributeView on the View's default execution-space instance.
@@ -134,12 +129,10 @@ class ReductionBase {
     static_assert(std::is_invocable_v<const Op&, const E&, E&>,
                   "ContributeKernel: the operator does not apply to the value's element type");
     static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
-    using Exec = typename Policy::execution_space;
-    if (Traits::Size(val) != 1) DeviceShapeError(list_index, "a kernel for a value of several elements");
-    return ContributeOnDevice(list_index, policy.space(), op, 1, [&](DeviceStage<E, Exec>& stage) {
-      Kokkos::parallel_reduce("tributary::reduce_kernel", policy, FunctorKernel<F, E, Op>{op, op_->Identity(), f},
-                              stage.ScalarOf(list_index));
-    });
+    if (Traits::Size(val) != 1)
+      partials_.DeviceShapeError(list_index, "a kernel for a value of several elements", Traits::Size(val));
+    (void)partials_.ContributeKernel(list_index, policy, f, op, *op_, exact_, 1);
+    return TaskStatus::complete;
   }
 #endif
 
@@ -165,6 +158,7 @@ class ReductionBase {
  protected:
   ReductionBase(Context& ctx, std::string what, std::string label)
       : core_(std::make_unique<ReductionCore>(ctx, std::move(what), std::move(label))) {
+    partials_.Attach(core_.get(), nullptr);
     core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk, &ReductionBase::ReadyThunk);
     name_ = core_->Name();
     mode_ = ctx.Options().determinism;
@@ -183,19 +177,15 @@ class ReductionBase {
         new T(std::move(val));
       }
     }
-    if (stage_ && !Kokkos::is_initialized()) {
-      if (ctx)
-        ctx->HandleError(name_ + ": destroyed after Kokkos::finalize while holding device partial "
-                                 "slots; destroy reduction objects before finalising Kokkos");
-      (void)stage_.release();  // its Views must not be freed now
-    }
+    if (partials_.HoldsDeviceSlots() && !Kokkos::is_initialized() && ctx)  // ~ListPartials keeps them
+      ctx->HandleError(name_ + ": destroyed after Kokkos::finalize while holding device partial "
+                               "slots; destroy reduction objects before finalising Kokkos");
 #endif
   }
   ReductionBase(ReductionBase&& other)
       : val(std::move(other.val)),
         core_(std::move(other.core_)),
         op_(std::move(other.op_)),
-        slots_(std::move(other.slots_)),
         work_(std::move(other.work_)),
         packed_(std::move(other.packed_)),
         exact_encoding_(std::move(other.exact_encoding_)),
@@ -204,13 +194,7 @@ class ReductionBase {
         name_(std::move(other.name_)),
         mode_(other.mode_),
         exact_(other.exact_),
-        exact_slots_(std::move(other.exact_slots_)),
-        exact_used_(std::move(other.exact_used_))
-#if TRIBUTARY_HAVE_KOKKOS
-        ,
-        stage_(std::move(other.stage_))
-#endif
-  {
+        partials_(std::move(other.partials_)) {
     if (core_ && core_->NetworkActive())
       throw UsageError(core_->Where() + ": moved while its network phase is in flight");
     if (core_) core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk, &ReductionBase::ReadyThunk);
@@ -229,10 +213,7 @@ class ReductionBase {
       if (mine && !exact_)
         throw UsageError(core_->Where() +
                          ": ExactSum partials need Determinism::rank_count_independent and the Sum operator");
-      ClaimHost(list_index);
-      exact_slots_[static_cast<std::size_t>(list_index)].assign(partials, partials + count);
-      exact_used_[static_cast<std::size_t>(list_index)] = 1;
-      if (core_->Commit()) CombineAndLaunch();
+      if (partials_.ContributeExact(list_index, partials, count)) CombineAndLaunch();
       return TaskStatus::complete;
     }
   }
@@ -242,19 +223,10 @@ class ReductionBase {
   void Arm(int expected, const Op& op, Collective collective, int root) {
     ValidateRoot(root);
     core_->Arm(expected);
-    where_.store(kUndecided, std::memory_order_relaxed);
-#if TRIBUTARY_HAVE_KOKKOS
-    device_launched_.store(0, std::memory_order_relaxed);
-#endif
     SetGenerationOperator(op);
     collective_ = collective;
     root_ = root;
-    if (slots_.size() < static_cast<std::size_t>(expected))
-      slots_.resize(static_cast<std::size_t>(expected));
-    if (exact_ && exact_slots_.size() < static_cast<std::size_t>(expected)) {
-      exact_slots_.resize(static_cast<std::size_t>(expected));
-      exact_used_.resize(static_cast<std::size_t>(expected));
-    }
+    partials_.Arm(expected, exact_);
     if (expected == 0) CombineAndLaunch();
   }
 
@@ -313,7 +285,7 @@ class ReductionBase {
   void ArmHandWired(const Op& op, Collective collective, int root) {
     ValidateRoot(root);
     core_->Arm(1);
-    where_.store(kOnHost, std::memory_order_relaxed);
+    partials_.ArmHandWired();
     SetGenerationOperator(op);
     collective_ = collective;
     root_ = root;
@@ -354,13 +326,8 @@ class ReductionBase {
     return detail::UsesExactSum<E, Op>(mode_, TypeLabel<E>());
   }
 
-  [[noreturn]] void LengthMismatch(std::size_t len, int i, std::size_t len_i) {
-    std::string msg = core_->Where() + ": lists contributed values of different lengths (" +
-                      std::to_string(len) + " from list 0, " + std::to_string(len_i) + " from list " +
-                      std::to_string(i) + ")";
-    core_->FailLocally(msg);
-    throw UsageError(msg);
-  }
+  // The elements every list's value has, or 0 where values of any length are allowed.
+  std::size_t FixedSize() const { return Traits::dynamic ? 0 : Traits::Size(val); }
 
   // Exact generations: every list's partial is added exactly once the ranks agree on
   // the window of digits their data occupies (ExactEncoding); here the lengths are checked
@@ -368,18 +335,12 @@ class ReductionBase {
   void CombineExactAndLaunch() {
     if constexpr (kExactCapable) {
       const int n = core_->Expected();
-      const auto length_of = [&](int i) {
-        const auto u = static_cast<std::size_t>(i);
-        return exact_used_[u] ? exact_slots_[u].size() : Traits::Size(slots_[u].value);
-      };
-      const std::size_t len = n == 0 ? Traits::Size(val) : length_of(0);
-      for (int i = 1; i < n; ++i)
-        if (length_of(i) != len) LengthMismatch(len, i, length_of(i));
+      const std::size_t len = partials_.CommonLength(n, Traits::Size(val));
       ExactTerms<E>& terms = exact_encoding_.Begin(len);
       for (int i = 0; i < n; ++i) {  // one term per list
-        const auto u = static_cast<std::size_t>(i);
-        terms.values.push_back(exact_used_[u] ? nullptr : Traits::Data(slots_[u].value));
-        terms.partials.push_back(exact_used_[u] ? exact_slots_[u].data() : nullptr);
+        const bool exact = partials_.IsExact(i);
+        terms.values.push_back(exact ? nullptr : Traits::Data(partials_.ValueOf(i)));
+        terms.partials.push_back(exact ? partials_.ExactOf(i).data() : nullptr);
       }
       LaunchExact();
     }
@@ -426,19 +387,13 @@ class ReductionBase {
         throw;
       }
     } else {
-      const std::size_t len = Traits::Size(slots_[0].value);
-      for (int i = 1; i < n; ++i)
-        if (Traits::Size(slots_[static_cast<std::size_t>(i)].value) != len)
-          LengthMismatch(len, i, Traits::Size(slots_[static_cast<std::size_t>(i)].value));
-      // Left fold in list order: slot[i] = slot[i-1] ∘ slot[i].
-      try {
-        for (int i = 1; i < n; ++i)
-          op_->Combine(Traits::Data(slots_[static_cast<std::size_t>(i - 1)].value),
-                       Traits::Data(slots_[static_cast<std::size_t>(i)].value), len);
+      const std::size_t len = partials_.CommonLength(n, 0);
+      T& combined = partials_.ValueOf(n - 1);
+      try {  // the left fold in list order, into the last list's slot
+        partials_.FoldHost(n, *op_, len);
       } catch (const std::exception& e) {
         combine_error = e.what();
       }
-      T& combined = slots_[static_cast<std::size_t>(n - 1)].value;
       if (NotRoot()) {
         LaunchFrom(combined, combine_error);
         return;
@@ -535,172 +490,55 @@ class ReductionBase {
   }
 
   void Abandon() {
-#if TRIBUTARY_HAVE_KOKKOS
-    if (where_.load(std::memory_order_acquire) == kOnDevice) {
-      AbandonOnDevice();
-      return;
-    }
-#endif
     // Missing lists count as neutral elements where the operator has one.
-    std::vector<int> missing = core_->MissingLists();
-    for (int i : missing) {
-      if (exact_) exact_used_[static_cast<std::size_t>(i)] = 0;
-      T& slot = slots_[static_cast<std::size_t>(i)].value;
-      if constexpr (Traits::dynamic) Traits::Resize(slot, Traits::Size(val));
-      try {
-        std::fill_n(Traits::Data(slot), Traits::Size(slot), op_->Identity());
-      } catch (...) {
-      }
-    }
-    for (int i : missing) core_->Arrive(i);
-    if (!missing.empty()) CombineAndLaunch();
-  }
-
-  // Where this generation's lists contribute: decided by the first, the same for all.
-  static constexpr int kUndecided = 0, kOnHost = 1, kOnDevice = 2;
-  // Checks and reserves a host contribution of list `list_index` before its slot is
-  // written: every UsageError comes first, so a refused contribution changes nothing.
-  void ClaimHost(int list_index) {
-    if (core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected())
-      ClaimWhere(list_index, kOnHost);
-    core_->Claim(list_index);
-  }
-
-  void ClaimWhere(int list_index, int where) {
-    int seen = kUndecided;
-    if (where_.compare_exchange_strong(seen, where, std::memory_order_acq_rel) || seen == where) return;
-    throw UsageError(core_->Where() + ": list " + std::to_string(list_index) + " contributed " +
-                     (where == kOnDevice ? "on the device" : "a host value") + " in a generation whose lists contribute " +
-                     (seen == kOnDevice ? "on the device" : "host values") + "; all lists of a generation contribute the same way");
-  }
-
+    const std::vector<int> missing = core_->MissingLists();
 #if TRIBUTARY_HAVE_KOKKOS
-  [[noreturn]] void DeviceShapeError(int list_index, const std::string& what) const {
-    throw UsageError(core_->Where() + ": list " + std::to_string(list_index) + " contributed " + what +
-                     " (the value holds " + std::to_string(Traits::Size(val)) + " element(s))");
-  }
-
-  // Checks the contribution, queues the list's kernel (`launch`) on `exec` into its slot,
-  // and queues the list-order fold after the last list's kernel.
-  template <class Exec, class Op, class Launch>
-  TaskStatus ContributeOnDevice(int list_index, const Exec& exec, const Op& op, std::size_t k, Launch&& launch) {
-    const bool mine = core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected();
-    if (!mine) core_->Arrive(list_index);  // throws the error for this state or index
-    if (exact_)
-      throw UsageError(core_->Where() + ": a kernel's functor gives rounded values, which cannot sum exactly "
-                                        "(Determinism::rank_count_independent); contribute the values as a View "
-                                        "(ContributeView sums them exactly on the device) or ExactSum partials");
-    if (op_->Type() != typeid(Op))
-      throw UsageError(core_->Where() + ": list " + std::to_string(list_index) + " contributed with operator " +
-                       TypeLabel<Op>() + ", but the generation was armed with another operator");
-    return ContributeToStage(list_index, exec, k, stage_, op, std::forward<Launch>(launch));
-  }
-
-  // Determinism::rank_count_independent: list `list_index`'s values summed exactly on the
-  // device (ExactSum partials in its slot), the slots merged on the device after the last
-  // list, and the k merged sums staged to the host (DeviceReady).
-  template <class Exec, class View>
-  TaskStatus ContributeExactView(int list_index, const Exec& exec, const View& data, std::size_t k) {
-    const bool mine = core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected();
-    if (!mine) core_->Arrive(list_index);  // throws the error for this state or index
-    return ContributeToStage(list_index, exec, k, exact_stage_, ExactMergeOp{},
-                             [&](DeviceStage<ExactSum, Exec>& stage) {
-                               QueueExactViewKernel(stage, list_index, exec, data);
-                             });
-  }
-
-  // What both device contributions share: the shape check, the stage of this generation
-  // (prepared by the first list, in `holder`, folding with `fold`), the arrival, the
-  // list's kernel, and the fold after the last list's.
-  template <class S, class Exec, class Fold, class Launch>
-  TaskStatus ContributeToStage(int list_index, const Exec& exec, std::size_t k,
-                               std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold, Launch&& launch) {
-    if (!Traits::dynamic && k != Traits::Size(val))
-      DeviceShapeError(list_index, std::to_string(k) + " value(s)");
-    ClaimWhere(list_index, kOnDevice);
-    DeviceStage<S, Exec>* stage = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(device_mutex_);
-      const bool first = device_generation_ != core_->Generation();
-      if (!first && holder->Space() != typeid(Exec))
-        throw UsageError(core_->Where() + ": list " + std::to_string(list_index) +
-                         " contributed from another execution space than the lists before it");
-      if (!holder || holder->Space() != typeid(Exec)) holder = std::make_unique<DeviceStage<S, Exec>>();
-      stage = static_cast<DeviceStage<S, Exec>*>(holder.get());
-      if (first) {
-        device_generation_ = core_->Generation();
-        stage->Prepare(exec, core_->Expected(), k);
-        stage->SetFold(fold);
-      } else if (stage->count != k) {
-        LengthMismatch(stage->count, list_index, k);
+    if (partials_.OnDevice()) {  // a failing generation launches with what the device has
+      if (missing.empty()) {     // the fold is queued: wait for it and launch now
+        if (core_->AwaitingClient()) {
+          partials_.WaitForDevice(exact_);
+          core_->PollClient();
+        }
+        return;
       }
-    }
-    core_->Arrive(list_index);  // duplicates are refused before the slot is written
-    Kokkos::Profiling::pushRegion("tributary::contribute");
-    launch(*stage);
-    stage->Launched(list_index, exec);
-    Kokkos::Profiling::popRegion();
-    if (device_launched_.fetch_add(1, std::memory_order_acq_rel) + 1 == core_->Expected()) {
-      stage->Fold(list_index);
-      core_->AwaitClient();
-      core_->PollClient();  // host backends: the result is there already
-    }
-    return TaskStatus::complete;
-  }
-
-  // The combined partial is in host memory: into the target, then the network phase.
-  bool DeviceReady() {
-    if (exact_) {
-      DeviceStageBase<ExactSum>* stage = exact_stage_.get();
-      if (stage == nullptr || !stage->Ready()) return false;
-      if constexpr (kExactCapable) {  // one merged partial per element
-        exact_encoding_.Begin(stage->count).merged = stage->Result();
-        LaunchExact();
-      }
-      return true;
-    }
-    DeviceStageBase<E>* stage = stage_.get();
-    if (stage == nullptr) return false;
-    if (!stage->Ready()) return false;
-    T& target = NotRoot() ? work_ : val;
-    const std::size_t k = stage->count;
-    if constexpr (Traits::dynamic) Traits::Resize(target, k);
-    std::copy_n(stage->Result(), k, Traits::Data(target));
-    LaunchFrom(target);
-    return true;
-  }
-
-  // A failing generation launches with neutral elements for the missing lists.
-  void AbandonOnDevice() {
-    if (exact_)
-      AbandonStage(exact_stage_.get(), ExactSum());
-    else
-      AbandonStage(stage_.get(), op_->Identity());
-  }
-  template <class Stage, class Identity>
-  void AbandonStage(Stage* stage, const Identity& identity) {
-    std::vector<int> missing = core_->MissingLists();
-    if (!stage) return;
-    if (missing.empty()) {  // the fold is queued: wait for it and launch now
-      if (core_->AwaitingClient()) {
-        stage->Wait();
+      for (int i : missing) core_->Arrive(i);
+      // A list still queuing its kernel folds itself; otherwise the fold is queued here.
+      // The failure path may block on the device.
+      if (partials_.FillMissing(missing, *op_, exact_, Traits::Size(val))) {
+        core_->AwaitClient();
+        partials_.WaitForDevice(exact_);
         core_->PollClient();
       }
       return;
     }
+#endif
+    partials_.FillMissing(missing, *op_, exact_, Traits::Size(val));
     for (int i : missing) core_->Arrive(i);
-    stage->FillMissing(missing, identity);
-    // A list still queuing its kernel folds itself; otherwise fold here. The failure path
-    // may block on the device.
-    if (device_launched_.fetch_add(static_cast<int>(missing.size()), std::memory_order_acq_rel) +
-            static_cast<int>(missing.size()) ==
-        core_->Expected()) {
-      stage->Fold(missing.back());
-      core_->AwaitClient();
-      stage->Wait();
-      core_->PollClient();
-    }
+    if (!missing.empty()) CombineAndLaunch();
   }
+
+#if TRIBUTARY_HAVE_KOKKOS
+  // The combined partial is in host memory: into the target, then the network phase.
+  bool DeviceReady() {
+    if (exact_) {
+      const ExactSum* merged = partials_.DeviceExactResult();
+      if (merged == nullptr) return false;
+      if constexpr (kExactCapable) {  // one merged partial per element
+        exact_encoding_.Begin(partials_.DeviceCount(true)).merged = merged;
+        LaunchExact();
+      }
+      return true;
+    }
+    const E* combined = partials_.DeviceResult();
+    if (combined == nullptr) return false;
+    T& target = NotRoot() ? work_ : val;
+    const std::size_t k = partials_.DeviceCount(false);
+    if constexpr (Traits::dynamic) Traits::Resize(target, k);
+    std::copy_n(combined, k, Traits::Data(target));
+    LaunchFrom(target);
+    return true;
+  }
+
 #endif
   static bool ReadyThunk(void* self) {
 #if TRIBUTARY_HAVE_KOKKOS
@@ -715,11 +553,6 @@ class ReductionBase {
   static void AbandonThunk(void* self) { static_cast<ReductionBase*>(self)->Abandon(); }
 
   std::unique_ptr<OpHolderBase<E>> op_;
-  // A wrapper keeps std::vector<bool>'s bit packing away from per-list slots.
-  struct Slot {
-    T value{};
-  };
-  std::vector<Slot> slots_;
   T work_{};
   // The message of this generation: the elements themselves (plain), behind a header
   // (packed: user operators), or exact-sum records (window).
@@ -733,16 +566,7 @@ class ReductionBase {
   std::string name_;
   Determinism mode_ = Determinism::fast;
   bool exact_ = false;  // this generation sums through ExactSum
-  std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials ...
-  std::vector<unsigned char> exact_used_;            // ... given instead of a value
-  std::atomic<int> where_{kUndecided};  // host or device contributions this generation
-#if TRIBUTARY_HAVE_KOKKOS
-  std::unique_ptr<DeviceStageBase<E>> stage_;  // device slots, kept across generations
-  std::unique_ptr<DeviceStageBase<ExactSum>> exact_stage_;  // the same for exact sums
-  std::mutex device_mutex_;
-  std::uint64_t device_generation_ = 0;  // the generation the stage was prepared for
-  std::atomic<int> device_launched_{0};       // lists whose kernel is queued
-#endif
+  ListPartials<T> partials_;  // the lists' partials, host and device
 };
 
 }  // namespace tributary::detail
