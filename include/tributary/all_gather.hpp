@@ -8,8 +8,8 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
-#include "tributary/detail/reduction_base.hpp"
 #include "tributary/detail/reduction_core.hpp"
+#include "tributary/detail/typed_reduction.hpp"
 
 namespace tributary {
 

@@ -354,7 +354,7 @@ struct ListFoldKernel {
   }
 };
 
-/// What ReductionBase sees of a stage, whatever its execution space.
+/// What TypedReduction sees of a stage, whatever its execution space.
 template <class E>
 class DeviceStageBase {
  public:

@@ -1,8 +1,8 @@
-// The list partials of one reduction (an AllReduce, Reduce or AllGather, or one member of
+// The list partials of one reduction (an AllReduce or Reduce, or one member of
 // a Batch): each list's host value or ExactSum partials, whether this generation's lists
 // contribute on the host or on the device, the device slots with each list's kernel and the
 // list-order fold after the last one, the neutral elements of a failing generation's
-// missing lists, and the list-order fold on the host. The typed facades (ReductionBase,
+// missing lists, and the list-order fold on the host. The typed facades (TypedReduction,
 // BatchMember) check what is theirs, forward here and launch.
 #pragma once
 

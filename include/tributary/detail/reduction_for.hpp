@@ -1,11 +1,11 @@
-// The typed layer an AllReduce<T> or Reduce<T> is built on: ReductionBase<T>, or, for a
+// The typed layer an AllReduce<T> or Reduce<T> is built on: TypedReduction<T>, or, for a
 // View in memory the host cannot read, StagedReduction<T> (staged_view.hpp).
 #pragma once
 
 #include <type_traits>
 
 #include "tributary/config.hpp"
-#include "tributary/detail/reduction_base.hpp"
+#include "tributary/detail/typed_reduction.hpp"
 #if TRIBUTARY_HAVE_KOKKOS
 #include "tributary/detail/staged_view.hpp"
 #endif
@@ -14,10 +14,10 @@ namespace tributary::detail {
 
 #if TRIBUTARY_HAVE_KOKKOS
 template <class T>
-using ReductionFor = std::conditional_t<IsStagedView<T>::value, StagedReduction<T>, ReductionBase<T>>;
+using ReductionFor = std::conditional_t<IsStagedView<T>::value, StagedReduction<T>, TypedReduction<T>>;
 #else
 template <class T>
-using ReductionFor = ReductionBase<T>;
+using ReductionFor = TypedReduction<T>;
 #endif
 
 }  // namespace tributary::detail

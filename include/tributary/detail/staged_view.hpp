@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "tributary/detail/reduction_base.hpp"
+#include "tributary/detail/typed_reduction.hpp"
 
 namespace tributary::detail {
 
@@ -60,12 +60,12 @@ constexpr bool kLibraryCombines =
 /// into `val` on the View's default execution-space instance (asynchronously; kernels
 /// queued there afterwards see it).
 template <class T>
-class StagedReduction : protected ReductionBase<std::vector<typename T::non_const_value_type>> {
+class StagedReduction : protected TypedReduction<std::vector<typename T::non_const_value_type>> {
  public:
   using E = typename T::non_const_value_type;
 
  private:
-  using Base = ReductionBase<std::vector<E>>;
+  using Base = TypedReduction<std::vector<E>>;
   using Exec = typename T::execution_space;
   using Host = Kokkos::View<E*, typename T::array_layout, Kokkos::HostSpace,
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;

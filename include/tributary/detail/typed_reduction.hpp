@@ -1,6 +1,8 @@
-// What AllReduce<T> and Reduce<T> share: the public `val`, the regional combine of per-list
-// partials in list-index order, the packing of user-operator messages, and the link to
-// the type-erased ReductionCore.
+// TypedReduction<T>: what AllReduce<T> and Reduce<T> share on top of the
+// type-erased ReductionCore (the state machine every reduction object has, whatever T):
+// the public `val`, the list partials (ListPartials) folded in list-index order, and the
+// encoding of the combined partial into the generation's message (plain, packed user
+// operator, exact window).
 #pragma once
 
 #include <algorithm>
@@ -38,7 +40,7 @@ struct IsKokkosView<Kokkos::View<D, P...>> : std::true_type {};
 #endif
 
 template <class T>
-class ReductionBase {
+class TypedReduction {
   static_assert(kIsReducible<T>,
                 "tributary: unsupported value type; supported are arithmetic types, "
                 "std::complex, std::array, C arrays, std::vector, Kokkos::View<E*>, "
@@ -156,14 +158,14 @@ class ReductionBase {
   Determinism DeterminismMode() const noexcept { return mode_; }
 
  protected:
-  ReductionBase(Context& ctx, std::string what, std::string label)
+  TypedReduction(Context& ctx, std::string what, std::string label)
       : core_(std::make_unique<ReductionCore>(ctx, std::move(what), std::move(label))) {
     partials_.Attach(core_.get(), nullptr);
-    core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk, &ReductionBase::ReadyThunk);
+    core_->SetClient(this, &TypedReduction::FinishThunk, &TypedReduction::AbandonThunk, &TypedReduction::ReadyThunk);
     name_ = core_->Name();
     mode_ = ctx.Options().determinism;
   }
-  ~ReductionBase() {
+  ~TypedReduction() {
     // The core goes first: while it drains or reports, the buffers and the operator it
     // points to must still exist.
     [[maybe_unused]] Context* ctx = core_ ? core_->Ctx() : nullptr;
@@ -182,7 +184,7 @@ class ReductionBase {
                                "slots; destroy reduction objects before finalising Kokkos");
 #endif
   }
-  ReductionBase(ReductionBase&& other)
+  TypedReduction(TypedReduction&& other)
       : val(std::move(other.val)),
         core_(std::move(other.core_)),
         op_(std::move(other.op_)),
@@ -197,11 +199,11 @@ class ReductionBase {
         partials_(std::move(other.partials_)) {
     if (core_ && core_->NetworkActive())
       throw UsageError(core_->Where() + ": moved while its network phase is in flight");
-    if (core_) core_->SetClient(this, &ReductionBase::FinishThunk, &ReductionBase::AbandonThunk, &ReductionBase::ReadyThunk);
+    if (core_) core_->SetClient(this, &TypedReduction::FinishThunk, &TypedReduction::AbandonThunk, &TypedReduction::ReadyThunk);
   }
-  ReductionBase& operator=(ReductionBase&&) = delete;
-  ReductionBase(const ReductionBase&) = delete;
-  ReductionBase& operator=(const ReductionBase&) = delete;
+  TypedReduction& operator=(TypedReduction&&) = delete;
+  TypedReduction(const TypedReduction&) = delete;
+  TypedReduction& operator=(const TypedReduction&) = delete;
 
   TaskStatus ContributeExact(int list_index, const ExactSum* partials, std::size_t count) {
     if constexpr (!kExactCapable) {
@@ -542,15 +544,15 @@ class ReductionBase {
 #endif
   static bool ReadyThunk(void* self) {
 #if TRIBUTARY_HAVE_KOKKOS
-    return static_cast<ReductionBase*>(self)->DeviceReady();
+    return static_cast<TypedReduction*>(self)->DeviceReady();
 #else
     (void)self;
     return true;
 #endif
   }
 
-  static void FinishThunk(void* self) { static_cast<ReductionBase*>(self)->Finish(); }
-  static void AbandonThunk(void* self) { static_cast<ReductionBase*>(self)->Abandon(); }
+  static void FinishThunk(void* self) { static_cast<TypedReduction*>(self)->Finish(); }
+  static void AbandonThunk(void* self) { static_cast<TypedReduction*>(self)->Abandon(); }
 
   std::unique_ptr<OpHolderBase<E>> op_;
   T work_{};
