@@ -447,7 +447,8 @@ class Batch {
   }
 
   void Finish() {
-    message_.ThrowIfFailed(core_->Where(), "a member's operator", core_->Ctx()->Rank());
+    message_.ThrowIfFailed([this] { return core_->Where(); }, "a member's operator",
+                           core_->Ctx()->Rank());
     const unsigned char* body = message_.Body();
     if (exact_count_) {
       const auto* records = reinterpret_cast<const std::uint32_t*>(body);

@@ -82,13 +82,16 @@ class PackedMessage {
     error_ = std::move(what);
     SetErrorRank(rank);
   }
-  /// After completion: throws RemoteError "<where>: <whose> threw on rank r[: what]" when a
-  /// rank's operator threw (on every rank: the header travelled with the data).
-  void ThrowIfFailed(const std::string& where, const char* whose, int my_rank) const {
+  /// After completion: throws RemoteError "<where()>: <whose> threw on rank r[: what]" when
+  /// a rank's operator threw (on every rank: the header travelled with the data). `where`
+  /// makes the object's description only then: it costs allocations every completion would
+  /// pay otherwise.
+  template <class Where>
+  void ThrowIfFailed(const Where& where, const char* whose, int my_rank) const {
     PackedHeader h;
     std::memcpy(&h, buffer_.data(), sizeof h);
     if (h.error_rank < 0) return;
-    std::string msg = where + ": " + whose + " threw on rank " + std::to_string(h.error_rank);
+    std::string msg = where() + ": " + whose + " threw on rank " + std::to_string(h.error_rank);
     if (h.error_rank == my_rank && !error_.empty()) msg += ": " + error_;
     throw RemoteError(h.error_rank, msg);
   }

@@ -480,7 +480,7 @@ class TypedReduction {
       return;
     }
     if (encoding_ == Encoding::packed) {
-      packed_.ThrowIfFailed(core_->Where(), "the reduction operator", ctx.Rank());
+      packed_.ThrowIfFailed([this] { return core_->Where(); }, "the reduction operator", ctx.Rank());
       if (to_val) {
         const std::size_t count = packed_.BodyBytes() / sizeof(E);
         if constexpr (Traits::dynamic) Traits::Resize(val, count);
