@@ -355,24 +355,22 @@ class Batch {
     std::fill(records, records + records_bytes_ / 4, 0u);
     if (speculative) {
       const detail::WindowNeeds mine = Measure();
-      const bool fits = (!mine.special || agreed.special) &&
-                        (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi)) &&
-                        core_->Ctx()->Size() <= agreed.terms;
-      if (!fits) {  // the trailer counts this rank as a misfit; every rank agrees again
+      // A misfit is counted in the trailer; every rank then agrees a window again.
+      if (!detail::InsideWindow(mine, agreed) || core_->Ctx()->Size() > agreed.terms) {
         records[exact_count_ * words] = 1;
         return {message_.Data(), nullptr};
       }
     }
-    std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
+    acc_.resize(static_cast<std::size_t>(window_.digits));
     std::size_t e = 0;
     for (const auto& m : members_) {
       if (!m->Exact()) continue;
       const ExactSum* sums = m->MergedSums();
       for (std::size_t k = 0; k < m->Elements(); ++k, ++e) {
-        std::fill(acc.begin(), acc.end(), 0);
+        std::fill(acc_.begin(), acc_.end(), 0);
         unsigned flags = 0;
-        detail::DepositWindow(acc.data(), window_, sums[k], &flags);
-        detail::StoreWindow(records + e * words, acc.data(), window_, flags);
+        detail::DepositWindow(acc_.data(), window_, sums[k], &flags);
+        detail::StoreWindow(records + e * words, acc_.data(), window_, flags);
       }
     }
     return {message_.Data(), nullptr};
@@ -382,8 +380,8 @@ class Batch {
   class Window final : public detail::WindowCodec {
    public:
     explicit Window(Batch* batch) : batch_(batch) {}
-    detail::WindowNeeds Measure() const { return batch_->Measure(); }
-    detail::PackedRecords Pack(const detail::WindowNeeds& agreed, bool speculative) {
+    detail::WindowNeeds Measure() const override { return batch_->Measure(); }
+    detail::PackedRecords Pack(const detail::WindowNeeds& agreed, bool speculative) override {
       return batch_->Pack(agreed, speculative);
     }
     detail::PackedRecords Prepack(const detail::WindowNeeds&, detail::WindowNeeds*) override { return {}; }
@@ -491,6 +489,7 @@ class Batch {
   detail::ExactWindow window_;
   detail::WindowNeeds agreed_;
   bool have_agreed_ = false;
+  std::vector<std::int64_t> acc_;  // one record's digits while Pack writes it
   Window window_codec_{this};
   int lists_ = 0;
 };

@@ -125,6 +125,12 @@ struct WindowNeeds {
   bool special = false;
 };
 
+/// Whether data that needs `mine` can be written in the window agreed as `agreed` (its
+/// bits and special values; the caller checks the term count, which it knows best).
+inline bool InsideWindow(const WindowNeeds& mine, const WindowNeeds& agreed) noexcept {
+  return (!mine.special || agreed.special) && (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi));
+}
+
 /// What a window codec's pack wrote: the packed message (it replaces LaunchSpec::data), and
 /// where the rounded values go (the Finisher's output).
 struct PackedRecords {

@@ -136,9 +136,7 @@ class ExactEncoding final : public WindowCodec {
     }
     if (speculative) {
       const WindowNeeds mine = Measure();
-      const bool fits = (!mine.special || agreed.special) &&
-                        (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi));
-      if (!fits) return misfit();
+      if (!InsideWindow(mine, agreed)) return misfit();
     }
     PackRecords(records);
     return done;
