@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench_harness.hpp"
-#include "tributary/tributary.hpp"
+#include "tributary/kokkos.hpp"
 
 namespace {
 

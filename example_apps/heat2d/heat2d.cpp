@@ -39,7 +39,7 @@
 #include <utility>
 #include <vector>
 
-#include "tributary/tributary.hpp"
+#include "tributary/kokkos.hpp"
 
 namespace {
 

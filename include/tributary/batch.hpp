@@ -12,9 +12,10 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
-#include "tributary/detail/device_partials.hpp"
+#include "tributary/detail/device_stage.hpp"
 #include "tributary/detail/encoding.hpp"
 #include "tributary/detail/exactness.hpp"
+#include "tributary/detail/kokkos_hooks.hpp"
 #include "tributary/detail/list_partials.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
@@ -94,10 +95,15 @@ class BatchMember final : public detail::BatchMemberBase {
   /// list order on the device and starts its message once every member's device work is
   /// done. All lists contribute to a member the same way (host or device) in a generation.
   template <class Exec, class View, class Op,
-            std::enable_if_t<Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value, int> = 0>
+            std::enable_if_t<detail::LooksLikeExecutionSpace<Exec>::value && detail::LooksLikeView<View>::value,
+                             int> = 0>
   TaskStatus ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
-                            std::int64_t first_index = 0);
-  template <class View, class Op, std::enable_if_t<Kokkos::is_view<View>::value, int> = 0>
+                            std::int64_t first_index = 0) {
+    TRIBUTARY_REQUIRE_KOKKOS_LAYER(data);
+    ContributeViewOnDevice(list_index, exec, data, op, first_index);
+    return TaskStatus::complete;
+  }
+  template <class View, class Op, std::enable_if_t<detail::LooksLikeView<View>::value, int> = 0>
   TaskStatus ContributeView(int list_index, const View& data, const Op& op, std::int64_t first_index = 0) {
     return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
   }
@@ -105,7 +111,11 @@ class BatchMember final : public detail::BatchMemberBase {
   /// an MDRangePolicy, on the policy's instance (members of one element; see
   /// AllReduce::ContributeKernel).
   template <class Policy, class F, class Op>
-  TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op);
+  TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
+    TRIBUTARY_REQUIRE_KOKKOS_LAYER(policy);
+    ContributeKernelOnDevice(list_index, policy, f, op);
+    return TaskStatus::complete;
+  }
 #endif
 
   template <class Op>
@@ -176,6 +186,14 @@ class BatchMember final : public detail::BatchMemberBase {
 
  private:
   friend class Batch;
+#if TRIBUTARY_HAVE_KOKKOS
+  // Defined by the Kokkos layer (detail/device_contributions.hpp).
+  template <class Exec, class View, class Op>
+  void ContributeViewOnDevice(int list_index, const Exec& exec, const View& data, const Op& op,
+                              std::int64_t first_index);
+  template <class Policy, class F, class Op>
+  void ContributeKernelOnDevice(int list_index, const Policy& policy, const F& f, const Op& op);
+#endif
   static constexpr bool kExactCapable = std::is_same_v<E, double> || std::is_same_v<E, float>;
   bool exact_ = false;
   std::vector<ExactSum> merged_;  // exact members: this rank's sums (MergeExact)
@@ -514,39 +532,5 @@ template <class T>
 TaskStatus BatchMember<T>::CheckReduce() {
   return batch_->CheckReduce();
 }
-
-#if TRIBUTARY_HAVE_KOKKOS
-template <class T>
-template <class Exec, class View, class Op,
-          std::enable_if_t<Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value, int>>
-TaskStatus BatchMember<T>::ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
-                                          std::int64_t first_index) {
-  detail::CheckViewContribution<E, Exec, View, Op>();
-  const std::size_t k = Traits::Size(val);
-  const std::string shape = detail::ViewShapeError<E>(k, data);
-  if (!shape.empty()) throw UsageError(batch_->core_->Where() + ": member '" + label + "': list " +
-                                       std::to_string(list_index) + " contributed " + shape);
-  if (k > 1 && data.extent(View::rank - 1) != k)
-    throw UsageError(batch_->core_->Where() + ": member '" + label + "': list " + std::to_string(list_index) +
-                     " gave " + std::to_string(data.extent(View::rank - 1)) + " values for a member of " +
-                     std::to_string(k));
-  if (partials_.ContributeView(list_index, exec, data, op, *op_, first_index, k, exact_, k)) batch_->LastArrived();
-  return TaskStatus::complete;
-}
-
-template <class T>
-template <class Policy, class F, class Op>
-TaskStatus BatchMember<T>::ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
-  static_assert(detail::IsRangePolicy<Policy>::value || detail::IsMDRangePolicy<Policy>::value,
-                "ContributeKernel: a Kokkos::RangePolicy or MDRangePolicy");
-  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
-                "ContributeKernel: the operator does not apply to the member's element type");
-  static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
-  if (Traits::Size(val) != 1)
-    throw UsageError(batch_->core_->Where() + ": member '" + label + "': ContributeKernel needs a member of one element");
-  if (partials_.ContributeKernel(list_index, policy, f, op, *op_, exact_, 1)) batch_->LastArrived();
-  return TaskStatus::complete;
-}
-#endif
 
 }  // namespace tributary

@@ -15,9 +15,6 @@
 #if TRIBUTARY_HAVE_MPI
 #include <mpi.h>
 #endif
-#if TRIBUTARY_HAVE_KOKKOS
-#include <Kokkos_Core.hpp>
-#endif
 
 namespace tributary {
 
@@ -95,36 +92,6 @@ struct ValueTraits<std::vector<E>,
   static std::size_t Size(const std::vector<E>& v) noexcept { return v.size(); }
   static void Resize(std::vector<E>& v, std::size_t n) { v.resize(n); }
 };
-
-#if TRIBUTARY_HAVE_KOKKOS
-/// Whether AllReduce / Reduce values in memory space M reach the network through a copy in
-/// host memory (true where the host cannot read M, e.g. CudaSpace, HIPSpace). Specialise it
-/// to std::true_type for a space the host can read but should not touch element by element
-/// (managed memory whose pages would migrate). Such values are handled by
-/// detail::StagedReduction: see docs/device.md, "Values in device memory".
-template <class M>
-struct StageThroughHost
-    : std::bool_constant<!Kokkos::SpaceAccessibility<Kokkos::HostSpace, M>::accessible> {};
-
-/// A contiguous rank-1 Kokkos::View in host-accessible memory (a View that must be staged,
-/// see StageThroughHost, is reduced through a host copy instead).
-template <class E, class... P>
-struct ValueTraits<Kokkos::View<E*, P...>,
-                   std::enable_if_t<detail::kBitwise<E> && !std::is_const<E>::value>> {
-  using View = Kokkos::View<E*, P...>;
-  static constexpr bool supported =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible &&
-      !StageThroughHost<typename View::memory_space>::value;
-  static constexpr bool dynamic = true;
-  using element = E;
-  static E* Data(const View& v) noexcept { return v.data(); }
-  static std::size_t Size(const View& v) noexcept { return v.extent(0); }
-  static void Resize(View& v, std::size_t n) {
-    // tributary-fence-ok: only when a host View's length changes, never in steady state
-    if (v.extent(0) != n) Kokkos::resize(v, n);  // tributary-fence-ok
-  }
-};
-#endif
 
 /// True when T can be reduced by Tributary.
 template <class T>

@@ -1,7 +1,7 @@
 // Must not compile: MinLoc reduces ValueLoc elements, not the doubles of AllReduce<double>.
 #include <Kokkos_Core.hpp>
 
-#include "tributary/tributary.hpp"
+#include "tributary/kokkos.hpp"
 
 void Contribute(tributary::Context& ctx, const Kokkos::View<double*>& data) {
   tributary::AllReduce<double> r(ctx);

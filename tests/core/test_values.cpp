@@ -12,6 +12,9 @@
 #include "mpi_test.hpp"
 #include "test_types.hpp"
 #include "tributary/tributary.hpp"
+#if TRIBUTARY_HAVE_KOKKOS
+#include "tributary/kokkos.hpp"  // Kokkos::View values
+#endif
 
 namespace {
 

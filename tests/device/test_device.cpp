@@ -25,7 +25,7 @@
 #include "device_data.hpp"
 #include "mpi_test.hpp"
 #include "reduction_test.hpp"
-#include "tributary/tributary.hpp"
+#include "tributary/kokkos.hpp"
 
 namespace {
 

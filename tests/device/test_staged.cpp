@@ -5,7 +5,7 @@
 // this executable sees the same declaration.
 #include <Kokkos_Core.hpp>
 
-#include "tributary/datatype.hpp"
+#include "tributary/kokkos.hpp"
 
 namespace tributary {
 template <>
@@ -23,7 +23,6 @@ struct StageThroughHost<Kokkos::HostSpace> : std::true_type {};
 #include "device_data.hpp"
 #include "mpi_test.hpp"
 #include "reduction_test.hpp"
-#include "tributary/tributary.hpp"
 
 namespace {
 

@@ -1,7 +1,8 @@
 // Device partials: the kernels that reduce a list's View (or a policy and a functor) into
 // that list's slot in device memory, the list-order fold of the slots on the device, the
 // one staging copy to host memory, and the events that let CheckReduce test completion
-// without blocking. Only ListPartials (detail/list_partials.hpp) queues this work.
+// without blocking. Only ListPartials (detail/list_partials_device.hpp) queues this work.
+// Part of the Kokkos layer: included through tributary/kokkos.hpp only.
 #pragma once
 
 #include "tributary/config.hpp"
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "tributary/detail/device_stage.hpp"
 #include "tributary/detail/exactness.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/ops.hpp"
@@ -352,26 +354,6 @@ struct ListFoldKernel {
     }
     out(c) = acc;
   }
-};
-
-/// What TypedReduction sees of a stage, whatever its execution space.
-template <class E>
-class DeviceStageBase {
- public:
-  virtual ~DeviceStageBase() = default;
-  /// True once the combined result is readable in host memory. Never blocks.
-  virtual bool Ready() = 0;
-  /// Blocks until every queued kernel and copy is done (failure paths only).
-  virtual void Wait() = 0;
-  /// The k combined values, in host memory; valid once Ready.
-  virtual const E* Result() const = 0;
-  /// Queues the list-order fold with the generation's operator (see SetFold) after every
-  /// list's kernel, on the instance of list `last`.
-  virtual void Fold(int last) = 0;
-  /// Fills the slots of `lists` (not contributed) with `identity`.
-  virtual void FillMissing(const std::vector<int>& lists, const E& identity) = 0;
-  virtual const std::type_info& Space() const noexcept = 0;
-  std::size_t count = 0;  ///< k: values per list in this generation.
 };
 
 /// Per-list slots of k values in the memory of execution space Exec, the fold, and the

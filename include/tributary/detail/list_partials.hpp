@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "tributary/datatype.hpp"
-#include "tributary/detail/device_partials.hpp"
+#include "tributary/detail/device_stage.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
 #include "tributary/detail/type_name.hpp"
@@ -58,7 +58,7 @@ class ListPartials {
   ListPartials& operator=(ListPartials&&) = delete;
   ~ListPartials() {
 #if TRIBUTARY_HAVE_KOKKOS
-    if (!Kokkos::is_initialized()) {  // their Views must not be freed now
+    if (!DeviceRuntimeAlive()) {  // their Views must not be freed now
       (void)stage_.release();
       (void)exact_stage_.release();
     }
@@ -207,6 +207,7 @@ class ListPartials {
   bool OnDevice() const noexcept { return where_.load(std::memory_order_acquire) == kOnDevice; }
 
 #if TRIBUTARY_HAVE_KOKKOS
+  /// (Defined in detail/list_partials_device.hpp, the Kokkos layer.)
   /// List `list`'s partial reduced on the device from the View `data` (k values per list;
   /// `exact`: summed exactly), or, with Policy, from a kernel's functor. `size`: the
   /// elements of the value, or 0 where values of any length are allowed. Returns true for
@@ -214,31 +215,10 @@ class ListPartials {
   /// launches once the fold is done (the core's AwaitClient and PollClient).
   template <class Exec, class View, class Op>
   bool ContributeView(int list, const Exec& exec, const View& data, const Op& op, const OpHolderBase<E>& holder,
-                      std::int64_t first_index, std::size_t k, bool exact, std::size_t size) {
-    if constexpr (std::is_same_v<E, double> || std::is_same_v<E, float>) {
-      if (exact) {
-        if (!Mine(list)) core_->Claim(list);  // throws the error for this state or index
-        return ContributeToStage(list, exec, k, size, exact_stage_, ExactMergeOp{},
-                                 [&](DeviceStage<ExactSum, Exec>& stage) {
-                                   QueueExactViewKernel(stage, list, exec, data);
-                                 });
-      }
-    }
-    CheckDeviceOperator<Op>(list, holder, exact);
-    return ContributeToStage(list, exec, k, size, stage_, op, [&](DeviceStage<E, Exec>& stage) {
-      QueueViewKernel(stage, list, exec, data, op, holder.Identity(), first_index);
-    });
-  }
+                      std::int64_t first_index, std::size_t k, bool exact, std::size_t size);
   template <class Policy, class F, class Op>
   bool ContributeKernel(int list, const Policy& policy, const F& f, const Op& op, const OpHolderBase<E>& holder,
-                        bool exact, std::size_t size) {
-    using Exec = typename Policy::execution_space;
-    CheckDeviceOperator<Op>(list, holder, exact);
-    return ContributeToStage(list, policy.space(), 1, size, stage_, op, [&](DeviceStage<E, Exec>& stage) {
-      Kokkos::parallel_reduce("tributary::reduce_kernel", policy, FunctorKernel<F, E, Op>{op, holder.Identity(), f},
-                              stage.ScalarOf(list));
-    });
-  }
+                        bool exact, std::size_t size);
 
   /// The device partials of this generation: the combined values (or merged sums) in host
   /// memory once ready, null before.
@@ -326,65 +306,10 @@ class ListPartials {
 
 #if TRIBUTARY_HAVE_KOKKOS
   template <class Op>
-  void CheckDeviceOperator(int list, const OpHolderBase<E>& holder, bool exact) {
-    if (!Mine(list)) core_->Claim(list);  // throws the error for this state or index
-    if (exact)
-      throw UsageError(Where() + ": a kernel's functor gives rounded values, which cannot sum exactly "
-                                 "(Determinism::rank_count_independent); contribute the values as a View "
-                                 "(ContributeView sums them exactly on the device) or ExactSum partials");
-    if (holder.Type() != typeid(Op))
-      throw UsageError(Where() + ": list " + std::to_string(list) + " contributed with operator " + TypeLabel<Op>() +
-                       ", but the " + (member_ ? "member was declared" : "generation was armed") +
-                       " with another operator");
-  }
-
-  // What every device contribution shares: the shape check, the stage of this generation
-  // (prepared by the first list, in `holder`, folding with `fold`), the claim, the list's
-  // kernel, and the fold after the last list's.
+  void CheckDeviceOperator(int list, const OpHolderBase<E>& holder, bool exact);
   template <class S, class Exec, class Fold, class Launch>
   bool ContributeToStage(int list, const Exec& exec, std::size_t k, std::size_t size,
-                         std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold, Launch&& launch) {
-    if (size != 0 && k != size) DeviceShapeError(list, std::to_string(k) + " value(s)", size);
-    ClaimWhere(list, kOnDevice);
-    DeviceStage<S, Exec>* stage = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(device_mutex_);
-      const bool first = device_generation_ != core_->Generation();
-      if (!first && holder->Space() != typeid(Exec))
-        throw UsageError(Where() + ": list " + std::to_string(list) +
-                         " contributed from another execution space than the lists before it");
-      if (!holder || holder->Space() != typeid(Exec)) holder = std::make_unique<DeviceStage<S, Exec>>();
-      stage = static_cast<DeviceStage<S, Exec>*>(holder.get());
-      if (first) {
-        device_generation_ = core_->Generation();
-        stage->Prepare(exec, lists_, k);
-        stage->SetFold(fold);
-      } else if (stage->count != k) {
-        LengthMismatch(stage->count, list, k);
-      }
-    }
-    auto& mark = marks_[static_cast<std::size_t>(list)];
-    if (member_) {  // duplicates are refused before the slot is written
-      std::uint8_t none = 0;
-      if (!mark.compare_exchange_strong(none, kDevice, std::memory_order_acq_rel))
-        throw UsageError(Where() + ": list " + std::to_string(list) + " contributed twice in one generation");
-    } else {
-      core_->Arrive(list);  // duplicates are refused before the slot is written
-      mark.store(kDevice, std::memory_order_release);
-    }
-    Kokkos::Profiling::pushRegion("tributary::contribute");
-    launch(*stage);
-    stage->Launched(list, exec);
-    Kokkos::Profiling::popRegion();
-    const bool folds = device_launched_.fetch_add(1, std::memory_order_acq_rel) + 1 == lists_;
-    if (folds) stage->Fold(list);
-    if (member_) return core_->Arrive(list);  // the batch launches once every member is done
-    if (folds) {
-      core_->AwaitClient();
-      core_->PollClient();  // host backends: the result is there already
-    }
-    return false;
-  }
+                         std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold, Launch&& launch);
 #endif
 
   ReductionCore* core_ = nullptr;

@@ -1,23 +1,24 @@
 // The typed layer an AllReduce<T> or Reduce<T> is built on: TypedReduction<T>, or, for a
-// View in memory the host cannot read, StagedReduction<T> (staged_view.hpp).
+// View in memory the host cannot read, StagedReduction<T> (detail/staged_view.hpp, part
+// of the Kokkos layer that tributary/kokkos.hpp brings in).
 #pragma once
 
 #include <type_traits>
 
 #include "tributary/config.hpp"
 #include "tributary/detail/typed_reduction.hpp"
-#if TRIBUTARY_HAVE_KOKKOS
-#include "tributary/detail/staged_view.hpp"
-#endif
 
 namespace tributary::detail {
 
-#if TRIBUTARY_HAVE_KOKKOS
+/// A rank-1 View of plain elements that must be staged through host memory: true only by
+/// the specialisation in detail/staged_view.hpp.
+template <class T>
+struct IsStagedView : std::false_type {};
+
+template <class T>
+class StagedReduction;
+
 template <class T>
 using ReductionFor = std::conditional_t<IsStagedView<T>::value, StagedReduction<T>, TypedReduction<T>>;
-#else
-template <class T>
-using ReductionFor = TypedReduction<T>;
-#endif
 
 }  // namespace tributary::detail

@@ -1,6 +1,7 @@
 // AllReduce / Reduce of a Kokkos::View whose memory the host cannot read (CudaSpace,
 // HIPSpace, or any space StageThroughHost names): the value reaches the network through a
-// host copy, or, with device-aware MPI, goes to the MPI library as it is.
+// host copy, or, with device-aware MPI, goes to the MPI library as it is. Part of the
+// Kokkos layer: included through tributary/kokkos.hpp only.
 #pragma once
 
 #include "tributary/config.hpp"
@@ -15,13 +16,14 @@
 #include <utility>
 #include <vector>
 
+#include "tributary/detail/device_contributions.hpp"
+#include "tributary/detail/reduction_for.hpp"
 #include "tributary/detail/typed_reduction.hpp"
+#include "tributary/detail/view_values.hpp"
 
 namespace tributary::detail {
 
 /// A rank-1 View of plain elements that must be staged through host memory.
-template <class T>
-struct IsStagedView : std::false_type {};
 template <class E, class... P>
 struct IsStagedView<Kokkos::View<E*, P...>>
     : std::bool_constant<kBitwise<E> && !std::is_const<E>::value &&

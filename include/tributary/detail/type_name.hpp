@@ -7,10 +7,7 @@
 #include <vector>
 
 #include "tributary/config.hpp"
-
-#if TRIBUTARY_HAVE_KOKKOS
-#include <Kokkos_Core.hpp>
-#endif
+#include "tributary/detail/kokkos_hooks.hpp"
 
 namespace tributary::detail {
 
@@ -27,6 +24,8 @@ struct TypeName {
       return "bool";
     else if constexpr (std::is_integral_v<T>)
       return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(8 * sizeof(T));
+    else if constexpr (LooksLikeView<T>::value)
+      return "Kokkos::View";
     else
       return "T";
   }
@@ -45,12 +44,6 @@ template <class E, std::size_t N>
 struct TypeName<E[N]> {
   static std::string Get() { return TypeName<E>::Get() + "[" + std::to_string(N) + "]"; }
 };
-#if TRIBUTARY_HAVE_KOKKOS
-template <class D, class... P>
-struct TypeName<Kokkos::View<D, P...>> {
-  static std::string Get() { return "Kokkos::View"; }
-};
-#endif
 
 /// A short name of T for messages ("double", "std::vector<int32>", "T" for user types).
 template <class T>

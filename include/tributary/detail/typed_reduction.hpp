@@ -17,11 +17,12 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
-#include "tributary/detail/device_partials.hpp"
+#include "tributary/detail/device_stage.hpp"
 #include "tributary/detail/encoding.hpp"
 #include "tributary/detail/exact_encoding.hpp"
 #include "tributary/detail/exact_kernels.hpp"
 #include "tributary/detail/exactness.hpp"
+#include "tributary/detail/kokkos_hooks.hpp"
 #include "tributary/detail/list_partials.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
@@ -33,17 +34,11 @@
 namespace tributary::detail {
 
 template <class T>
-struct IsKokkosView : std::false_type {};
-#if TRIBUTARY_HAVE_KOKKOS
-template <class D, class... P>
-struct IsKokkosView<Kokkos::View<D, P...>> : std::true_type {};
-#endif
-
-template <class T>
 class TypedReduction {
   static_assert(kIsReducible<T>,
                 "tributary: unsupported value type; supported are arithmetic types, "
-                "std::complex, std::array, C arrays, std::vector, Kokkos::View<E*>, "
+                "std::complex, std::array, C arrays, std::vector, Kokkos::View<E*> (with "
+                "tributary/kokkos.hpp), "
                 "std::tuple/std::pair of such values and trivially copyable structs (with a "
                 "user operator), or a type with a ValueTraits specialisation");
   using Traits = ValueTraits<T>;
@@ -99,21 +94,16 @@ class TypedReduction {
   /// device, in one execution space. The operator must commute (the backend joins partial
   /// results in its own order); UsageError for a different operator than the generation's.
   template <class Exec, class View, class Op,
-            std::enable_if_t<Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value, int> = 0>
+            std::enable_if_t<LooksLikeExecutionSpace<Exec>::value && LooksLikeView<View>::value, int> = 0>
   TaskStatus ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
                             std::int64_t first_index = 0) {
-    CheckViewContribution<E, Exec, View, Op>();
-    const bool one = !Traits::dynamic && Traits::Size(val) == 1;
-    const std::string shape = ViewShapeError<E>(one ? 1 : 2, data);
-    if (!shape.empty()) partials_.DeviceShapeError(list_index, shape, Traits::Size(val));
-    const std::size_t k = one ? 1 : data.extent(View::rank - 1);
-    // The last list's kernel queues the fold; DeviceReady launches once it is done.
-    (void)partials_.ContributeView(list_index, exec, data, op, *op_, first_index, k, exact_, FixedSize());
+    TRIBUTARY_REQUIRE_KOKKOS_LAYER(data);
+    ContributeViewOnDevice(list_index, exec, data, op, first_index);
     return TaskStatus::complete;
   }
 
   /// ContributeView on the View's default execution-space instance.
-  template <class View, class Op, std::enable_if_t<Kokkos::is_view<View>::value, int> = 0>
+  template <class View, class Op, std::enable_if_t<LooksLikeView<View>::value, int> = 0>
   TaskStatus ContributeView(int list_index, const View& data, const Op& op, std::int64_t first_index = 0) {
     return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
   }
@@ -125,15 +115,8 @@ class TypedReduction {
   /// For values of one element.
   template <class Policy, class F, class Op>
   TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
-    static_assert(IsRangePolicy<Policy>::value || IsMDRangePolicy<Policy>::value,
-                  "ContributeKernel: a Kokkos::RangePolicy or MDRangePolicy");
-    static_assert(!Traits::dynamic, "ContributeKernel: for values of one element");
-    static_assert(std::is_invocable_v<const Op&, const E&, E&>,
-                  "ContributeKernel: the operator does not apply to the value's element type");
-    static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
-    if (Traits::Size(val) != 1)
-      partials_.DeviceShapeError(list_index, "a kernel for a value of several elements", Traits::Size(val));
-    (void)partials_.ContributeKernel(list_index, policy, f, op, *op_, exact_, 1);
+    TRIBUTARY_REQUIRE_KOKKOS_LAYER(policy);
+    ContributeKernelOnDevice(list_index, policy, f, op);
     return TaskStatus::complete;
   }
 #endif
@@ -171,15 +154,15 @@ class TypedReduction {
     [[maybe_unused]] Context* ctx = core_ ? core_->Ctx() : nullptr;
     core_.reset();
 #if TRIBUTARY_HAVE_KOKKOS
-    if constexpr (IsKokkosView<T>::value) {
-      if (!Kokkos::is_initialized() && val.use_count() > 0 && ctx) {
+    if constexpr (LooksLikeView<T>::value) {
+      if (!DeviceRuntimeAlive() && val.use_count() > 0 && ctx) {
         ctx->HandleError(name_ + ": destroyed after Kokkos::finalize; destroy objects that "
                                  "hold Views before finalising Kokkos");
         // Never touch Kokkos after finalize: leave the View's storage alone.
         new T(std::move(val));
       }
     }
-    if (partials_.HoldsDeviceSlots() && !Kokkos::is_initialized() && ctx)  // ~ListPartials keeps them
+    if (partials_.HoldsDeviceSlots() && !DeviceRuntimeAlive() && ctx)  // ~ListPartials keeps them
       ctx->HandleError(name_ + ": destroyed after Kokkos::finalize while holding device partial "
                                "slots; destroy reduction objects before finalising Kokkos");
 #endif
@@ -282,6 +265,16 @@ class TypedReduction {
   std::unique_ptr<ReductionCore> core_;
 
  private:
+#if TRIBUTARY_HAVE_KOKKOS
+  // The device contributions behind ContributeView and ContributeKernel, defined by the
+  // Kokkos layer (detail/device_contributions.hpp).
+  template <class Exec, class View, class Op>
+  void ContributeViewOnDevice(int list_index, const Exec& exec, const View& data, const Op& op,
+                              std::int64_t first_index);
+  template <class Policy, class F, class Op>
+  void ContributeKernelOnDevice(int list_index, const Policy& policy, const F& f, const Op& op);
+#endif
+
   // A hand-wired generation: one contribution, this rank's, arrived at once.
   template <class Op>
   void ArmHandWired(const Op& op, Collective collective, int root) {

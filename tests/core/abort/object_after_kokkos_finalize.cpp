@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "tributary/tributary.hpp"
+#include "tributary/kokkos.hpp"
 
 int main(int argc, char** argv) {
 #if TRIBUTARY_HAVE_MPI

@@ -1,0 +1,127 @@
+// The Kokkos half of ListPartials (detail/list_partials.hpp): a list's contribution from a
+// View or a kernel into its device slot, and the fold queued after the last list's kernel.
+// Part of the Kokkos layer: included through tributary/kokkos.hpp only.
+#pragma once
+
+#include "tributary/config.hpp"
+
+#if TRIBUTARY_HAVE_KOKKOS
+
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+#include "tributary/detail/device_partials.hpp"
+#include "tributary/detail/list_partials.hpp"
+
+namespace tributary::detail {
+
+template <class T>
+template <class Exec, class View, class Op>
+bool ListPartials<T>::ContributeView(int list, const Exec& exec, const View& data, const Op& op,
+                                     const OpHolderBase<E>& holder, std::int64_t first_index,
+                                     std::size_t k, bool exact, std::size_t size) {
+  if constexpr (std::is_same_v<E, double> || std::is_same_v<E, float>) {
+    if (exact) {
+      if (!Mine(list)) core_->Claim(list);  // throws the error for this state or index
+      return ContributeToStage(list, exec, k, size, exact_stage_, ExactMergeOp{},
+                               [&](DeviceStage<ExactSum, Exec>& stage) {
+                                 QueueExactViewKernel(stage, list, exec, data);
+                               });
+    }
+  }
+  CheckDeviceOperator<Op>(list, holder, exact);
+  return ContributeToStage(list, exec, k, size, stage_, op, [&](DeviceStage<E, Exec>& stage) {
+    QueueViewKernel(stage, list, exec, data, op, holder.Identity(), first_index);
+  });
+}
+template <class T>
+template <class Policy, class F, class Op>
+bool ListPartials<T>::ContributeKernel(int list, const Policy& policy, const F& f, const Op& op,
+                                       const OpHolderBase<E>& holder, bool exact,
+                                       std::size_t size) {
+  using Exec = typename Policy::execution_space;
+  CheckDeviceOperator<Op>(list, holder, exact);
+  return ContributeToStage(
+      list, policy.space(), 1, size, stage_, op, [&](DeviceStage<E, Exec>& stage) {
+        Kokkos::parallel_reduce("tributary::reduce_kernel", policy,
+                                FunctorKernel<F, E, Op>{op, holder.Identity(), f},
+                                stage.ScalarOf(list));
+      });
+}
+
+template <class T>
+template <class Op>
+void ListPartials<T>::CheckDeviceOperator(int list, const OpHolderBase<E>& holder, bool exact) {
+  if (!Mine(list)) core_->Claim(list);  // throws the error for this state or index
+  if (exact)
+    throw UsageError(Where() +
+                     ": a kernel's functor gives rounded values, which cannot sum exactly "
+                     "(Determinism::rank_count_independent); contribute the values as a View "
+                     "(ContributeView sums them exactly on the device) or ExactSum partials");
+  if (holder.Type() != typeid(Op))
+    throw UsageError(Where() + ": list " + std::to_string(list) + " contributed with operator " +
+                     TypeLabel<Op>() + ", but the " +
+                     (member_ ? "member was declared" : "generation was armed") +
+                     " with another operator");
+}
+
+// What every device contribution shares: the shape check, the stage of this generation
+// (prepared by the first list, in `holder`, folding with `fold`), the claim, the list's
+// kernel, and the fold after the last list's.
+template <class T>
+template <class S, class Exec, class Fold, class Launch>
+bool ListPartials<T>::ContributeToStage(int list, const Exec& exec, std::size_t k, std::size_t size,
+                                        std::unique_ptr<DeviceStageBase<S>>& holder,
+                                        const Fold& fold, Launch&& launch) {
+  if (size != 0 && k != size) DeviceShapeError(list, std::to_string(k) + " value(s)", size);
+  ClaimWhere(list, kOnDevice);
+  DeviceStage<S, Exec>* stage = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(device_mutex_);
+    const bool first = device_generation_ != core_->Generation();
+    if (!first && holder->Space() != typeid(Exec))
+      throw UsageError(Where() + ": list " + std::to_string(list) +
+                       " contributed from another execution space than the lists before it");
+    if (!holder || holder->Space() != typeid(Exec))
+      holder = std::make_unique<DeviceStage<S, Exec>>();
+    stage = static_cast<DeviceStage<S, Exec>*>(holder.get());
+    if (first) {
+      device_generation_ = core_->Generation();
+      stage->Prepare(exec, lists_, k);
+      stage->SetFold(fold);
+    } else if (stage->count != k) {
+      LengthMismatch(stage->count, list, k);
+    }
+  }
+  auto& mark = marks_[static_cast<std::size_t>(list)];
+  if (member_) {  // duplicates are refused before the slot is written
+    std::uint8_t none = 0;
+    if (!mark.compare_exchange_strong(none, kDevice, std::memory_order_acq_rel))
+      throw UsageError(Where() + ": list " + std::to_string(list) +
+                       " contributed twice in one generation");
+  } else {
+    core_->Arrive(list);  // duplicates are refused before the slot is written
+    mark.store(kDevice, std::memory_order_release);
+  }
+  Kokkos::Profiling::pushRegion("tributary::contribute");
+  launch(*stage);
+  stage->Launched(list, exec);
+  Kokkos::Profiling::popRegion();
+  const bool folds = device_launched_.fetch_add(1, std::memory_order_acq_rel) + 1 == lists_;
+  if (folds) stage->Fold(list);
+  if (member_) return core_->Arrive(list);  // the batch launches once every member is done
+  if (folds) {
+    core_->AwaitClient();
+    core_->PollClient();  // host backends: the result is there already
+  }
+  return false;
+}
+
+}  // namespace tributary::detail
+
+#endif  // TRIBUTARY_HAVE_KOKKOS

@@ -1,0 +1,15 @@
+// Whether the Kokkos runtime runs, for the Kokkos-free headers (detail/device_stage.hpp):
+// objects destroyed after Kokkos::finalize must leave their device memory alone.
+#include "tributary/detail/device_stage.hpp"
+
+#if TRIBUTARY_HAVE_KOKKOS
+
+#include <Kokkos_Core.hpp>
+
+namespace tributary::detail {
+
+bool DeviceRuntimeAlive() noexcept { return Kokkos::is_initialized(); }
+
+}  // namespace tributary::detail
+
+#endif  // TRIBUTARY_HAVE_KOKKOS
