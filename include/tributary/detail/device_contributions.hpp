@@ -32,8 +32,6 @@ template <class T>
 template <class Exec, class View, class Op>
 void TypedReduction<T>::ContributeViewOnDevice(int list_index, const Exec& exec, const View& data,
                                                const Op& op, std::int64_t first_index) {
-  static_assert(Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value,
-                "ContributeView: a Kokkos execution space and a Kokkos::View");
   CheckViewContribution<E, Exec, View, Op>();
   const bool one = !Traits::dynamic && Traits::Size(val) == 1;
   const std::string shape = ViewShapeError<E>(one ? 1 : 2, data);
@@ -48,12 +46,8 @@ template <class T>
 template <class Policy, class F, class Op>
 void TypedReduction<T>::ContributeKernelOnDevice(int list_index, const Policy& policy, const F& f,
                                                  const Op& op) {
-  static_assert(IsRangePolicy<Policy>::value || IsMDRangePolicy<Policy>::value,
-                "ContributeKernel: a Kokkos::RangePolicy or MDRangePolicy");
   static_assert(!Traits::dynamic, "ContributeKernel: for values of one element");
-  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
-                "ContributeKernel: the operator does not apply to the value's element type");
-  static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
+  CheckKernelContribution<E, Policy, Op>();
   if (Traits::Size(val) != 1)
     partials_.DeviceShapeError(list_index, "a kernel for a value of several elements",
                                Traits::Size(val));
@@ -68,8 +62,6 @@ template <class T>
 template <class Exec, class View, class Op>
 void BatchMember<T>::ContributeViewOnDevice(int list_index, const Exec& exec, const View& data,
                                             const Op& op, std::int64_t first_index) {
-  static_assert(Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value,
-                "ContributeView: a Kokkos execution space and a Kokkos::View");
   detail::CheckViewContribution<E, Exec, View, Op>();
   const std::size_t k = Traits::Size(val);
   const std::string shape = detail::ViewShapeError<E>(k, data);
@@ -89,11 +81,7 @@ template <class T>
 template <class Policy, class F, class Op>
 void BatchMember<T>::ContributeKernelOnDevice(int list_index, const Policy& policy, const F& f,
                                               const Op& op) {
-  static_assert(detail::IsRangePolicy<Policy>::value || detail::IsMDRangePolicy<Policy>::value,
-                "ContributeKernel: a Kokkos::RangePolicy or MDRangePolicy");
-  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
-                "ContributeKernel: the operator does not apply to the member's element type");
-  static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
+  detail::CheckKernelContribution<E, Policy, Op>();
   if (Traits::Size(val) != 1)
     throw UsageError(batch_->core_->Where() + ": member '" + label +
                      "': ContributeKernel needs a member of one element");

@@ -184,6 +184,8 @@ constexpr bool kViewElementFits = std::is_same_v<E, V> || std::is_same_v<E, Valu
 /// value of element type E.
 template <class E, class Exec, class View, class Op>
 constexpr void CheckViewContribution() {
+  static_assert(Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value,
+                "ContributeView: a Kokkos execution space and a Kokkos::View");
   using V = typename View::non_const_value_type;
   static_assert(View::rank >= 1 && View::rank <= 3, "ContributeView: a View of rank 1 to 3");
   static_assert(Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible,
@@ -595,6 +597,16 @@ template <class T>
 struct IsMDRangePolicy : std::false_type {};
 template <class... P>
 struct IsMDRangePolicy<Kokkos::MDRangePolicy<P...>> : std::true_type {};
+
+/// The compile-time rules of ContributeKernel (reductions and batch members alike).
+template <class E, class Policy, class Op>
+constexpr void CheckKernelContribution() {
+  static_assert(IsRangePolicy<Policy>::value || IsMDRangePolicy<Policy>::value,
+                "ContributeKernel: a Kokkos::RangePolicy or MDRangePolicy");
+  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
+                "ContributeKernel: the operator does not apply to the value's element type");
+  static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
+}
 
 }  // namespace tributary::detail
 
