@@ -4,6 +4,7 @@
 //     of the rank's blocks followed by one MPI_Allreduce;
 //  2. an all-to-all among the blocks (every block sends m doubles to every block) against
 //     one MPI_Alltoall of the same bytes.
+// It ends with one table of the medians by radix (docs/performance.md takes it as it is).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -19,11 +20,25 @@ using tributary::BlockPattern;
 struct Block {
   int gid = 0;
   std::vector<double> data;
+  std::vector<double> acc, in;  // scratch of the callback, reused from call to call
 };
 
 constexpr int kBlocksPerRank = 4;
 
-void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick) {
+// One closing-table row: every variant whose name begins with `prefix` (radix 2, 4, 8 in
+// order) against the baseline, "a / b / c µs vs d µs" and their ratios "x / y / z".
+void AddByRadix(tb::GoalTable& table, const std::string& comparison, const std::vector<tb::Result>& results,
+                const std::string& prefix) {
+  std::string times, ratios;
+  for (const tb::Result& r : results) {
+    if (r.variant.compare(0, prefix.size(), prefix) != 0) continue;
+    times += (times.empty() ? "" : " / ") + tb::FormatSeconds(r.median_s);
+    ratios += (ratios.empty() ? "" : " / ") + tb::FormatRatio(r.ratio);
+  }
+  table.Add(comparison, times + " vs " + tb::FormatSeconds(results.front().median_s), ratios);
+}
+
+void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick, tb::GoalTable& table) {
   const int p = ctx.Size(), blocks = kBlocksPerRank * p;
   const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 1, p);
   std::vector<std::size_t> sizes = {1, 1024, 65536};
@@ -32,7 +47,7 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick) {
     tb::Runner run(MPI_COMM_WORLD, "block reductions, " + std::to_string(blocks) + " blocks", "local combine + MPI_Allreduce",
                    tb::ForMessage(base, n * sizeof(double), quick));
     std::vector<Block> mine;
-    for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, std::vector<double>(n, 1.0)});
+    for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, std::vector<double>(n, 1.0), {}, {}});
     std::vector<Block*> ptrs;
     for (Block& b : mine) ptrs.push_back(&b);
     const auto reset = [&] {
@@ -54,12 +69,12 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick) {
     std::vector<std::unique_ptr<Variant>> variants;
     const auto sum_in = [](Block& b, tributary::BlockProxy& rp) {
       if (rp.InLink().empty()) return;
-      std::vector<double> acc(b.data.size(), 0.0), in;
+      b.acc.assign(b.data.size(), 0.0);
       for (int from : rp.InLink()) {
-        rp.Dequeue(from, in);
-        for (std::size_t i = 0; i < acc.size(); ++i) acc[i] += in[i];
+        rp.Dequeue(from, b.in);
+        for (std::size_t i = 0; i < b.acc.size(); ++i) b.acc[i] += b.in[i];
       }
-      b.data.swap(acc);
+      b.data.swap(b.acc);
     };
     for (BlockPattern pattern : {BlockPattern::merge, BlockPattern::all_reduce})
       for (int k : {2, 4, 8}) {
@@ -90,10 +105,16 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick) {
       }
     run.Run(tb::FormatBytes(n * sizeof(double)));
     run.Report();
+    if (ctx.Rank() == 0)
+      for (const char* pattern : {"merge", "all-reduce"})
+        AddByRadix(table,
+                   tb::FormatBytes(n * sizeof(double)) + " per block: " + pattern +
+                       ", radix 2 / 4 / 8, vs a local combine + `MPI_Allreduce`",
+                   run.Results(), std::string(pattern) + ", radix");
   }
 }
 
-void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick) {
+void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick, tb::GoalTable& table) {
   const int p = ctx.Size(), blocks = kBlocksPerRank * p;
   const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 1, p);
   std::vector<std::size_t> sizes = {1, 256, 4096};
@@ -107,7 +128,7 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick) {
       MPI_Alltoall(send.data(), per_pair, MPI_DOUBLE, recv.data(), per_pair, MPI_DOUBLE, MPI_COMM_WORLD);
     }, [&] { return recv[0] == 1.0; });
     std::vector<Block> mine;
-    for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, {}});
+    for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, {}, {}, {}});
     std::vector<Block*> ptrs;
     for (Block& b : mine) ptrs.push_back(&b);
     std::vector<double> payload(m, 1.0);
@@ -144,6 +165,11 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick) {
     }
     run.Run(tb::FormatBytes(m * sizeof(double)) + " per block pair");
     run.Report();
+    if (ctx.Rank() == 0)
+      AddByRadix(table,
+                 tb::FormatBytes(m * sizeof(double)) + " per block pair: all-to-all, radix 2 / 4 / 8, vs one "
+                 "`MPI_Alltoall`",
+                 run.Results(), "blocks, radix");
   }
 }
 
@@ -165,8 +191,11 @@ int main(int argc, char** argv) {
     const bool quick = cl.quick;
     const tb::Options o = cl.options;
     tributary::Context ctx;
-    Reductions(o, ctx, quick);
-    AllToAll(o, ctx, quick);
+    tb::GoalTable table;
+    Reductions(o, ctx, quick, table);
+    AllToAll(o, ctx, quick, table);
+    if (ctx.Rank() == 0)
+      table.Print(("Block patterns at " + std::to_string(ctx.Size()) + " ranks against the MPI library").c_str());
   }
   MPI_Finalize();
   return 0;

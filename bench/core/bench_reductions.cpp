@@ -21,29 +21,14 @@ using tributary::TaskID;
 using tributary::TaskStatus;
 namespace tb = tributary::bench;
 
-// The closing table: one row per comparison, filled by the sections as they run.
-struct Row {
-  std::string comparison, median, ratio, goal;
-};
-using Summary = std::vector<Row>;
+using tb::FormatRatio;
 
-std::string Ratio(double r) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", r);
-  return buf;
-}
 std::string Nanoseconds(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, s < 10e-9 ? "%.1f ns" : "%.0f ns", s * 1e9);
   return buf;
 }
-std::string Goal(const char* goal, bool met) { return std::string(goal) + (met ? " — met" : " — **not met**"); }
-
-void PrintSummary(const Summary& rows) {
-  std::printf("\n### Against the goals\n\n| comparison | median | ratio | goal |\n|---|---|---|---|\n");
-  for (const Row& r : rows)
-    std::printf("| %s | %s | %s | %s |\n", r.comparison.c_str(), r.median.c_str(), r.ratio.c_str(), r.goal.c_str());
-}
+std::string Goal(const char* goal, bool met) { return tb::GoalTable::Verdict(goal, met); }
 
 template <class R>
 void Wait(R& r) {
@@ -51,7 +36,7 @@ void Wait(R& r) {
   }
 }
 
-void OneScalarPerCycle(const tb::Options& o, tributary::Context& ctx, MPI_Comm raw_comm, Summary& sum) {
+void OneScalarPerCycle(const tb::Options& o, tributary::Context& ctx, MPI_Comm raw_comm, tb::GoalTable& sum) {
   tb::Runner run(MPI_COMM_WORLD, "one AllReduce<double> per cycle", "MPI_Iallreduce+MPI_Test", o);
   const int p = run.Size();
   double raw = 0;
@@ -100,18 +85,18 @@ void OneScalarPerCycle(const tb::Options& o, tributary::Context& ctx, MPI_Comm r
                 "library's schedule: %.0f ns (%.2fx)\n",
                 (r[2].median_s - r[0].median_s) * 1e9, r[2].ratio,
                 (r[3].median_s - r[0].median_s) * 1e9, r[3].ratio);
-    sum.push_back({"raw `MPI_Iallreduce` + `MPI_Test` loop", tb::FormatSeconds(r[0].median_s), "1.00", ""});
-    sum.push_back({"`AllReduce<double>`: `StartReduce` + `CheckReduce` loop", tb::FormatSeconds(r[1].median_s),
-                   Ratio(r[1].ratio), ""});
-    sum.push_back({"`AllReduce<double>` per cycle through the task engine (`Expect`, contribute task, check task, "
-                   "`Context::Execute`)",
-                   tb::FormatSeconds(r[2].median_s), Ratio(r[2].ratio), Goal("≤ 1.3", r[2].ratio <= 1.3)});
-    sum.push_back({"the same cycle on the MPI library's schedule (`mpi_library` forced)",
-                   tb::FormatSeconds(r[3].median_s), Ratio(r[3].ratio), Goal("≤ 1.3", r[3].ratio <= 1.3)});
+    sum.Add("raw `MPI_Iallreduce` + `MPI_Test` loop", tb::FormatSeconds(r[0].median_s), "1.00", "");
+    sum.Add("`AllReduce<double>`: `StartReduce` + `CheckReduce` loop", tb::FormatSeconds(r[1].median_s),
+            FormatRatio(r[1].ratio), "");
+    sum.Add("`AllReduce<double>` per cycle through the task engine (`Expect`, contribute task, check task, "
+            "`Context::Execute`)",
+            tb::FormatSeconds(r[2].median_s), FormatRatio(r[2].ratio), Goal("≤ 1.3", r[2].ratio <= 1.3));
+    sum.Add("the same cycle on the MPI library's schedule (`mpi_library` forced)",
+            tb::FormatSeconds(r[3].median_s), FormatRatio(r[3].ratio), Goal("≤ 1.3", r[3].ratio <= 1.3));
   }
 }
 
-void RegionalVersusPerList(const tb::Options& o, tributary::Context& ctx, Summary& sum) {
+void RegionalVersusPerList(const tb::Options& o, tributary::Context& ctx, tb::GoalTable& sum) {
   tb::Runner run(MPI_COMM_WORLD, "8 lists per rank", "per-list reductions", o);
   const int p = run.Size(), lists = 8;
   std::vector<tributary::AllReduce<double>> own;
@@ -144,16 +129,16 @@ void RegionalVersusPerList(const tb::Options& o, tributary::Context& ctx, Summar
   if (run.Rank() == 0) {
     const auto& r = run.Results();
     std::printf("\nregional combine is %.1fx faster than per-list reductions\n", 1.0 / r[1].ratio);
-    sum.push_back({"8 lists per rank: each list starts its own reduction", tb::FormatSeconds(r[0].median_s), "1.00",
-                   ""});
+    sum.Add("8 lists per rank: each list starts its own reduction", tb::FormatSeconds(r[0].median_s), "1.00",
+            "");
     char faster[64];
     std::snprintf(faster, sizeof faster, "%.1fx faster (%.2f)", 1.0 / r[1].ratio, r[1].ratio);
-    sum.push_back({"8 lists per rank: regional combine", tb::FormatSeconds(r[1].median_s), faster,
-                   Goal("≥ 5x", r[1].ratio <= 0.2)});
+    sum.Add("8 lists per rank: regional combine", tb::FormatSeconds(r[1].median_s), faster,
+            Goal("≥ 5x", r[1].ratio <= 0.2));
   }
 }
 
-void BatchVersusScalar(const tb::Options& o, tributary::Context& ctx, Summary& sum) {
+void BatchVersusScalar(const tb::Options& o, tributary::Context& ctx, tb::GoalTable& sum) {
   tb::Runner run(MPI_COMM_WORLD, "batch of 8 scalars", "one scalar", o);
   const int p = run.Size();
   tributary::AllReduce<double> one(ctx, "one");
@@ -176,13 +161,13 @@ void BatchVersusScalar(const tb::Options& o, tributary::Context& ctx, Summary& s
   run.Report();
   if (run.Rank() == 0) {
     const auto& r = run.Results();
-    sum.push_back({"batch of 8 scalars vs one scalar reduction",
-                   tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s), Ratio(r[1].ratio),
-                   Goal("≤ 1.3", r[1].ratio <= 1.3)});
+    sum.Add("batch of 8 scalars vs one scalar reduction",
+            tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s), FormatRatio(r[1].ratio),
+            Goal("≤ 1.3", r[1].ratio <= 1.3));
   }
 }
 
-void LengthCheckCost(const tb::Options& o, Summary& sum) {
+void LengthCheckCost(const tb::Options& o, tb::GoalTable& sum) {
   tributary::ContextOptions unchecked, checked;
   unchecked.debug = tributary::DebugLevel::none;
   checked.debug = tributary::DebugLevel::basic;
@@ -205,15 +190,15 @@ void LengthCheckCost(const tb::Options& o, Summary& sum) {
     run.Report();
     if (run.Rank() == 0) {
       const auto& r = run.Results();
-      sum.push_back({"`std::vector<double>` of " + tb::FormatBytes(n * sizeof(double)) +
-                         ": the length check of `DebugLevel::basic` vs `DebugLevel::none`",
-                     tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
-                     Ratio(r[1].ratio), ""});
+      sum.Add("`std::vector<double>` of " + tb::FormatBytes(n * sizeof(double)) +
+              ": the length check of `DebugLevel::basic` vs `DebugLevel::none`",
+              tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
+              FormatRatio(r[1].ratio), "");
     }
   }
 }
 
-void CheckCost(tributary::Context& ctx, Summary& sum) {
+void CheckCost(tributary::Context& ctx, tb::GoalTable& sum) {
   // Rank 0 starts; rank 1 starts only after rank 0 has timed its checks, so every check
   // below sees an incomplete reduction. The second half has 8 more reductions in flight:
   // each incomplete check also advances one of them in turn (MPI's progress rule).
@@ -260,13 +245,13 @@ void CheckCost(tributary::Context& ctx, Summary& sum) {
                 "| within one executor sweep (flag test) | %.1f ns | %.1f ns |\n",
                 calls, outside[0] * 1e9, outside[1] * 1e9, in_sweep[0] * 1e9, in_sweep[1] * 1e9);
   if (ctx.Rank() == 0) {
-    sum.push_back({"`CheckReduce` on an incomplete reduction, outside an executor (one test, and the turn of "
-                   "another operation)",
-                   Nanoseconds(outside[0]), "", Goal("< 100 ns", outside[0] < 100e-9)});
-    sum.push_back({"the same with 8 other reductions in flight (each incomplete check advances one of them in turn)",
-                   Nanoseconds(outside[1]), "", Goal("< 100 ns", outside[1] < 100e-9)});
-    sum.push_back({"`CheckReduce` on an incomplete reduction, within one executor sweep (flag test)",
-                   Nanoseconds(in_sweep[0]), "", ""});
+    sum.Add("`CheckReduce` on an incomplete reduction, outside an executor (one test, and the turn of "
+            "another operation)",
+            Nanoseconds(outside[0]), "", Goal("< 100 ns", outside[0] < 100e-9));
+    sum.Add("the same with 8 other reductions in flight (each incomplete check advances one of them in turn)",
+            Nanoseconds(outside[1]), "", Goal("< 100 ns", outside[1] < 100e-9));
+    sum.Add("`CheckReduce` on an incomplete reduction, within one executor sweep (flag test)",
+            Nanoseconds(in_sweep[0]), "", "");
   }
 }
 
@@ -288,13 +273,13 @@ int main(int argc, char** argv) {
     tributary::Context ctx;
     MPI_Comm raw;
     MPI_Comm_dup(MPI_COMM_WORLD, &raw);
-    Summary sum;
+    tb::GoalTable sum;
     OneScalarPerCycle(o, ctx, raw, sum);
     RegionalVersusPerList(o, ctx, sum);
     BatchVersusScalar(o, ctx, sum);
     LengthCheckCost(o, sum);
     if (ctx.Size() >= 2) CheckCost(ctx, sum);
-    if (ctx.Rank() == 0) PrintSummary(sum);
+    if (ctx.Rank() == 0) sum.Print();
     MPI_Comm_free(&raw);
   }
   MPI_Finalize();

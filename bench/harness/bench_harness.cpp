@@ -178,4 +178,29 @@ std::string FormatSeconds(double s) {
   return buf;
 }
 
+std::string FormatRatio(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", r);
+  return buf;
+}
+
+void GoalTable::Add(std::string comparison, std::string median, std::string ratio, std::string goal) {
+  rows_.push_back({std::move(comparison), std::move(median), std::move(ratio), std::move(goal)});
+}
+
+void GoalTable::Print(const char* title) const {
+  const bool goals = std::any_of(rows_.begin(), rows_.end(), [](const Row& r) { return !r.goal.empty(); });
+  std::printf("\n### %s\n\n| comparison | median | ratio |%s\n|---|---|---|%s\n", title, goals ? " goal |" : "",
+              goals ? "---|" : "");
+  for (const Row& r : rows_) {
+    std::printf("| %s | %s | %s |", r.comparison.c_str(), r.median.c_str(), r.ratio.c_str());
+    if (goals) std::printf(" %s |", r.goal.c_str());
+    std::printf("\n");
+  }
+}
+
+std::string GoalTable::Verdict(const char* goal, bool met) {
+  return std::string(goal) + (met ? " — met" : " — **not met**");
+}
+
 }  // namespace tributary::bench

@@ -104,6 +104,26 @@ Options ForMessage(Options base, std::size_t bytes, bool quick);
 /// The median time of `variant` among `results` (the first such row), 0 when absent.
 double MedianOf(const std::vector<Result>& results, const std::string& variant);
 
+/// The closing table of a benchmark program: one row per comparison, its figures against
+/// their goals. docs/performance.md takes it as printed, by its heading.
+class GoalTable {
+ public:
+  struct Row {
+    std::string comparison, median, ratio, goal;
+  };
+  void Add(std::string comparison, std::string median, std::string ratio = {}, std::string goal = {});
+  /// Prints "### <title>" and the table on stdout (the goal column only when a row has a
+  /// goal); call on rank 0 only.
+  void Print(const char* title = "Against the goals") const;
+  /// "≤ 1.3 — met", "≥ 5x — **not met**".
+  static std::string Verdict(const char* goal, bool met);
+
+ private:
+  std::vector<Row> rows_;
+};
+
+/// "0.87".
+std::string FormatRatio(double r);
 /// "8 B", "64 KiB", "16 MiB".
 std::string FormatBytes(std::size_t bytes);
 /// "1.23 µs", "4.5 ms".
