@@ -288,9 +288,26 @@ struct BlockMessageHeader {
 
 struct BlockEngineShared {
   explicit BlockEngineShared(Context& ctx) : transport(ctx) {}
-  std::mutex mutex;
+  // Message buffers keep their capacity from call to call: a large message allocated fresh
+  // every round costs page faults for every page, each time (memory returned to the
+  // system is faulted in again), which dominated large patterns.
+  std::vector<char> Spare() {
+    if (spare.empty()) return {};
+    std::vector<char> v = std::move(spare.back());
+    spare.pop_back();
+    v.clear();
+    return v;
+  }
+  void Recycle(std::vector<char>&& v) {
+    if (v.capacity() > 0 && spare.size() < kMaxSpare) spare.push_back(std::move(v));
+  }
+  static constexpr std::size_t kMaxSpare = 256;
+
+  std::mutex mutex;  // guards everything below
   std::map<BlockKey, std::vector<char>> stash;
-  Transport transport;  // messages to blocks of other ranks
+  std::vector<std::vector<char>> spare;
+  std::vector<char> wire;  // the message being received
+  Transport transport;     // messages to blocks of other ranks
 };
 
 namespace {
@@ -437,15 +454,18 @@ void BlockEngine::Send(int call, int from, int to, std::vector<char> bytes) {
   }
   const BlockMessageHeader h{generation_, call, to, from, 0};
   shared_->transport.Send(owner, &h, sizeof h, bytes.data(), bytes.size());
+  shared_->Recycle(std::move(bytes));
 }
 
 void BlockEngine::Poll() {
-  std::vector<char> wire;
+  std::vector<char>& wire = shared_->wire;
   BlockMessageHeader h;
   while (shared_->transport.Receive(wire)) {
     if (wire.size() < sizeof h) continue;
     std::memcpy(&h, wire.data(), sizeof h);
-    Deliver(h.generation, h.call, h.to, h.from, std::vector<char>(wire.begin() + sizeof h, wire.end()));
+    std::vector<char> bytes = shared_->Spare();
+    bytes.assign(wire.begin() + sizeof h, wire.end());
+    Deliver(h.generation, h.call, h.to, h.from, std::move(bytes));
   }
 }
 
@@ -488,6 +508,11 @@ TaskStatus BlockEngine::RoundLocked(int local, int call) {
   }
   const std::vector<int>& outputs = links.out;
   const int blocks = partners_.Grid().Blocks();
+  // The outgoing buffers, from the spares while the lock is held (the callback runs
+  // without it).
+  std::map<int, std::vector<char>> bundles;
+  for (int to : outputs) bundles[to] = shared_->Spare();
+  if (!all_to_all_) proxy.outgoing_.swap(bundles);
   lock.unlock();
 
   if (!all_to_all_) {
@@ -497,8 +522,6 @@ TaskStatus BlockEngine::RoundLocked(int local, int call) {
   } else {
     // The user sees one round: every block as a target at the first call, every block as a
     // source at the last; the calls between route the records one digit at a time.
-    std::map<int, std::vector<char>> bundles;
-    for (int to : outputs) bundles[to];
     if (call == 0) {
       proxy.out_.resize(static_cast<std::size_t>(blocks));
       std::iota(proxy.out_.begin(), proxy.out_.end(), 0);
@@ -532,6 +555,7 @@ TaskStatus BlockEngine::RoundLocked(int local, int call) {
   }
 
   lock.lock();
+  for (auto& [from, bytes] : proxy.incoming_) shared_->Recycle(std::move(bytes));
   for (int to : outputs) {
     auto it = proxy.outgoing_.find(to);
     Send(call + 1, s.gid, to, it == proxy.outgoing_.end() ? std::vector<char>() : std::move(it->second));

@@ -12,6 +12,10 @@
 
 namespace tributary::detail {
 
+namespace {
+constexpr std::size_t kMaxSpare = 64;  // send buffers kept for reuse
+}  // namespace
+
 struct Transport::Impl {
   std::deque<std::vector<char>> self;
 #if TRIBUTARY_HAVE_MPI
@@ -19,6 +23,9 @@ struct Transport::Impl {
   std::uint64_t nonce = 0;  // the same on every rank; messages without it are dropped
   std::vector<MPI_Request> requests;
   std::vector<std::vector<char>> buffers;  // alive until their request completes
+  // Buffers of completed sends, reused with their capacity: a large buffer allocated
+  // fresh for every message is faulted in page by page every time.
+  std::vector<std::vector<char>> spare;
 #endif
 };
 
@@ -48,7 +55,14 @@ Transport::~Transport() {
 void Transport::Send(int rank, const void* head, std::size_t head_bytes, const void* body, std::size_t body_bytes) {
   // One buffer, filled once: [nonce (to other ranks)] head body.
   const std::size_t prefix = rank == rank_ ? 0 : sizeof(std::uint64_t);
-  std::vector<char> wire(prefix + head_bytes + body_bytes);
+  std::vector<char> wire;
+#if TRIBUTARY_HAVE_MPI
+  if (prefix && !impl_->spare.empty()) {
+    wire = std::move(impl_->spare.back());
+    impl_->spare.pop_back();
+  }
+#endif
+  wire.resize(prefix + head_bytes + body_bytes);
 #if TRIBUTARY_HAVE_MPI
   if (prefix) std::memcpy(wire.data(), &impl_->nonce, prefix);
 #endif
@@ -134,6 +148,7 @@ bool Transport::SendsDone() {
     if (done) {
       reqs[i] = reqs.back();
       reqs.pop_back();
+      if (impl_->spare.size() < kMaxSpare) impl_->spare.push_back(std::move(impl_->buffers[i]));
       impl_->buffers[i] = std::move(impl_->buffers.back());
       impl_->buffers.pop_back();
     } else {
