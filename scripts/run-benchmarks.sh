@@ -67,7 +67,7 @@ summary="$out/summary.md"
 b="$TRIBUTARY_BUILD/bench"
 
 # The number of sections this run has (kept in step with the calls below) and a clock.
-total=$((17 + (full ? 1 : 0)))
+total=$((18 + (full ? 1 : 0)))
 done_sections=0
 started=$SECONDS
 # section ID TITLE COMMAND...: runs it; its stdout goes to sections/ID.md (the blocks of
@@ -98,7 +98,7 @@ for s in latency overlap selection determinism; do
   section "schedules-$s-np2" "Schedules at 2 ranks: $s" "${np2[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
     "${limit[@]}" --csv "$out/schedules.csv"
 done
-for s in latency selection; do
+for s in latency selection determinism; do
   section "schedules-$s-np4" "Schedules at 4 ranks: $s" "${np4[@]}" "$b/schedules/bench_schedules" --section "$s" "${quick[@]}" \
     "${limit[@]}" --csv "$out/schedules.csv"
 done
