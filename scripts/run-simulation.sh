@@ -14,7 +14,8 @@
 #   scripts/run-simulation.sh [--ranks "64 256"] [--sizes "8 64 ..."] [--cg-ranks "16 64 256"]
 #                             [--quick] [--out DIR]
 #
-# Environment: TRIBUTARY_SMPI_SELECTORS (default "ompi mpich mvapich2 impi").
+# Environment: TRIBUTARY_SMPI_SELECTORS (default "ompi mpich mvapich2 impi"),
+# TRIBUTARY_SMPI_POLL_COST (default 5e-8 s, simulation/smpirun.sh).
 # Wall time grows with ranks x variants x sizes; --quick keeps it to a few minutes.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -32,7 +33,7 @@ while [[ $# -gt 0 ]]; do
     --out) out="$2"; shift 2 ;;
     --cg-ranks) cg_ranks="$2"; shift 2 ;;
     --quick) ranks="64"; sizes="8 4096 262144"; iterations=1; selectors="ompi mpich"; cg_ranks="16 64"; shift ;;
-    *) sed -n '2,18p' "$0"; exit 2 ;;
+    *) sed -n '2,19p' "$0"; exit 2 ;;
   esac
 done
 mkdir -p "$out"
@@ -106,6 +107,7 @@ log "summary and plots"
   echo
   echo "Simulated times (SimGrid SMPI $(smpirun -version 2>&1 | grep -o '3\.[0-9]*' | head -1)), not measured on hardware."
   echo "Platform: simulation/platforms/ (16 ranks per node, 100 Gb/s, 1 µs between nodes)."
+  echo "Poll charge (smpi/test per tested request): ${TRIBUTARY_SMPI_POLL_COST:-5e-8} s."
   echo "Settings and what the simulator does not model: docs/simulation.md."
   echo
   echo "## Latency (median of $iterations, slowest rank), µs"
