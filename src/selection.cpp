@@ -411,7 +411,8 @@ std::string SelectionTree::ToJson(int indent) const {
     if (l.leaf) {
       Json leaf;
       leaf["schedule"] = ToString(l.choice.kind);
-      if (l.choice.kind == ScheduleKind::knomial) leaf["radix"] = l.choice.params.radix;
+      if (l.choice.kind == ScheduleKind::knomial || l.choice.kind == ScheduleKind::rabenseifner)
+        leaf["radix"] = l.choice.params.radix;
       if (l.choice.kind == ScheduleKind::ring || l.choice.kind == ScheduleKind::pipelined_tree)
         leaf["segment_bytes"] = l.choice.params.segment_bytes;
       if (l.choice.params.node_aware) leaf["node_aware"] = true;
@@ -473,13 +474,13 @@ const std::string& SelectionTree::DefaultJson() {
     {"collective": "allreduce", "then": [
       {"comm_size": "<= 2", "then": [
         {"msg_size": "<= 2KiB", "then": {"schedule": "recursive_doubling"}},
-        {"msg_size": "any", "then": {"schedule": "rabenseifner"}}
+        {"msg_size": "any", "then": {"schedule": "rabenseifner", "radix": 2}}
       ]},
       {"comm_size": "any", "then": [
         {"msg_size": "<= 64KiB", "then": {"schedule": "knomial", "radix": 4}},
         {"msg_size": "any", "then": [
           {"commutative": true, "then": {"schedule": "ring"}},
-          {"commutative": "any", "then": {"schedule": "rabenseifner"}}
+          {"commutative": "any", "then": {"schedule": "rabenseifner", "radix": 2}}
         ]}
       ]}
     ]},

@@ -53,7 +53,7 @@ std::vector<Scheduled> AllreduceSchedules(int size) {
                               {"binomial", ScheduleKind::binomial},
                               {"knomial4", ScheduleKind::knomial, 4},
                               {"recursive_doubling", ScheduleKind::recursive_doubling},
-                              {"rabenseifner", ScheduleKind::rabenseifner},
+                              {"rabenseifner", ScheduleKind::rabenseifner, 2},
                               {"ring", ScheduleKind::ring}};
   if (size >= 4) {
     s.push_back({"node_aware(2/node)+recursive_doubling", ScheduleKind::recursive_doubling, 4, true});
@@ -236,7 +236,7 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
   constexpr int kChunks = 16;
   const std::vector<Scheduled> schedules = {{"mpi_library", ScheduleKind::mpi_library},
                                             {"recursive_doubling", ScheduleKind::recursive_doubling},
-                                            {"rabenseifner", ScheduleKind::rabenseifner},
+                                            {"rabenseifner", ScheduleKind::rabenseifner, 2},
                                             {"ring", ScheduleKind::ring}};
   std::vector<std::unique_ptr<tributary::Context>> contexts;
   for (const auto& s : schedules) contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s)));

@@ -14,7 +14,9 @@
 //
 // Variants: tree (the built-in selection tree), node_aware[_<schedule>] (the two-level form:
 // combine in the node, <schedule> among leaders, k-nomial by default), own schedules by name
-// (recursive_doubling, rabenseifner, ring, knomial, binomial, reduce_bcast, pipelined_tree),
+// (recursive_doubling, rabenseifner, ring, knomial, binomial, reduce_bcast, pipelined_tree;
+// a radix after the name for knomial and rabenseifner, e.g. knomial8, rabenseifner4: the
+// plain names are knomial4 and rabenseifner2, the built-in trees' defaults),
 // mpi_library (Tributary on the MPI library's non-blocking collective), MPI_Ixxx (raw non-blocking
 // call + MPI_Test) and MPI_xxx (the blocking call). Rank 0 prints CSV rows on stdout:
 //   latency:  latency,collective,variant,ranks,nodes,bytes,median_s,min_s,max_s
@@ -116,6 +118,12 @@ std::unique_ptr<tributary::Context> MakeContext(const std::string& variant,
                                                 : "knomial";
   }
   if (name != "tree") {
+    o.schedule_params.radix = name.rfind("rabenseifner", 0) == 0 ? 2 : 4;
+    const std::size_t digits = name.find_first_of("0123456789");
+    if (digits != std::string::npos) {
+      o.schedule_params.radix = std::atoi(name.c_str() + digits);
+      name.resize(digits);
+    }
     ScheduleKind kind;
     if (!tributary::ParseScheduleKind(name, &kind)) {
       if (g_rank == 0)

@@ -32,6 +32,12 @@ using tributary::TaskStatus;
 using Json = nlohmann::ordered_json;
 namespace tb = tributary::bench;
 
+/// The schedules whose radix is a parameter (ScheduleParams::radix).
+bool HasRadix(ScheduleKind kind) {
+  return kind == ScheduleKind::knomial || kind == ScheduleKind::rabenseifner;
+}
+
+/// A schedule measured; Rabenseifner at radix 2 (the single-machine tree's), named without it.
 struct Candidate {
   ScheduleKind kind;
   int radix = 4;
@@ -42,7 +48,7 @@ struct Candidate {
   Json Leaf() const {
     Json leaf;
     leaf["schedule"] = tributary::ToString(kind);
-    if (kind == ScheduleKind::knomial) leaf["radix"] = radix;
+    if (HasRadix(kind)) leaf["radix"] = radix;
     return leaf;
   }
 };
@@ -66,7 +72,7 @@ std::vector<Candidate> CandidatesFor(Collective c) {
       out.push_back({kind, 4});
       out.push_back({kind, 8});
     } else {
-      out.push_back({kind});
+      out.push_back({kind, kind == ScheduleKind::rabenseifner ? 2 : 4});
     }
   }
   return out;
@@ -322,7 +328,7 @@ int main(int argc, char** argv) {
         in.commutative = e.commutative;
         const auto got = ctx.Selection(e.c).Select(in);
         if (got.kind != e.choice.kind ||
-            (got.kind == ScheduleKind::knomial && got.params.radix != e.choice.radix)) {
+            (HasRadix(got.kind) && got.params.radix != e.choice.radix)) {
           ++wrong;
           if (rank == 0)
             std::fprintf(stderr, "tributary-tune: %s of %zu B selects %s, measured best %s\n",

@@ -18,7 +18,8 @@ enum class ScheduleKind {
   knomial,             ///< reduce, allreduce: k-nomial tree with ScheduleParams::radix.
   pipelined_tree,      ///< reduce: segmented pipeline along a chain, for large messages.
   recursive_doubling,  ///< allreduce, allgather: recursive doubling, fold-in for non-powers of 2.
-  rabenseifner,        ///< allreduce: reduce-scatter (recursive halving) + allgather.
+  rabenseifner,        ///< allreduce: reduce-scatter + allgather in groups of
+                       ///< ScheduleParams::radix (2: recursive halving and doubling).
   ring,                ///< allreduce (segmented reduce-scatter ring + allgather ring) and
                        ///< allgather; not order-keeping.
   reduce_bcast,        ///< allreduce: binomial reduce to rank 0, then binomial broadcast.
@@ -36,7 +37,9 @@ bool Supports(ScheduleKind kind, Collective c) noexcept;
 
 /// Parameters of a schedule (those that do not apply are ignored).
 struct ScheduleParams {
-  int radix = 4;                      ///< k-nomial radix (>= 2).
+  /// Radix (>= 2) of the k-nomial trees, and of Rabenseifner's rounds (rounded down to a
+  /// power of two; the built-in trees give Rabenseifner 2 or 4).
+  int radix = 4;
   std::size_t segment_bytes = 65536;  ///< Segment size for pipelined tree and ring (> 0).
   /// Two-level form: combine within each node (binomial, in rank order), run the schedule
   /// among the node leaders, release within the node. Nodes are the shared-memory groups

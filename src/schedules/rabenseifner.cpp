@@ -16,10 +16,12 @@ void RabenseifnerSchedule::Start() {
   pof2_ = 1;
   while (pof2_ * 2 <= size_) pof2_ *= 2;
   rem_ = size_ - pof2_;
-  mask_ = 1;
+  radix_ = 2;
+  while (radix_ * 2 <= args_.params.radix) radix_ *= 2;
+  stride_ = 1;
   lo_ = 0;
   hi_ = args_.payload.count;
-  ranges_.clear();
+  rounds_.clear();
   requests_.clear();
   finishing_ = args_.finisher && size_ > 1;
   if (size_ == 1) {
@@ -42,40 +44,64 @@ void RabenseifnerSchedule::Start() {
   }
 }
 
-// Halving at distance mask (1, 2, 4, …): the partners hold the same range; the one whose
-// mask bit is clear keeps the lower half. Each partial covers a contiguous range of ranks.
+// A group of the round: the ranks that differ from this one in the digit at `stride` only.
+// They hold the same range; member j keeps part j and receives every other member's part j.
 void RabenseifnerSchedule::PostScatter() {
-  partner_ = ToRank(newrank_ ^ mask_);
-  ranges_.push_back(lo_);
-  ranges_.push_back(hi_);
-  const std::size_t mid = lo_ + (hi_ - lo_) / 2;
-  std::size_t send_lo = mid, send_hi = hi_;
-  keep_lo_ = lo_;
-  keep_hi_ = mid;
-  if (newrank_ & mask_) {
-    std::swap(send_lo, keep_lo_);
-    std::swap(send_hi, keep_hi_);
+  const Round r{lo_, hi_, stride_, std::min(radix_, pof2_ / stride_)};
+  rounds_.push_back(r);
+  const int digit = Digit(r);
+  const std::size_t keep = Part(r, digit + 1) - Part(r, digit);
+  slot_bytes_ = Bytes((hi_ - lo_) / static_cast<std::size_t>(r.group) + 1);
+  Scratch(slot_bytes_ * static_cast<std::size_t>(r.group));
+  // Starting after this rank's digit spreads the first messages of a round over the group.
+  for (int i = 1; i < r.group; ++i) {
+    const int j = (digit + i) % r.group;
+    const int member = Member(r, j);
+    PostRecv(Slot(j), Bytes(keep), member, 1);
+    PostSend(Data() + Bytes(Part(r, j)), Bytes(Part(r, j + 1) - Part(r, j)), member, 1);
   }
-  PostRecv(Scratch(Bytes(keep_hi_ - keep_lo_)), Bytes(keep_hi_ - keep_lo_), partner_, 1);
-  PostSend(Data() + Bytes(send_lo), Bytes(send_hi - send_lo), partner_, 1);
+  lo_ = Part(r, digit);
+  hi_ = Part(r, digit + 1);
 }
 
-// The allgather undoes the halving in reverse: send the range held, receive the partner's
-// half of the range held before that step, straight into place.
+// This rank's part after the round: part_0 ∘ part_1 ∘ … ∘ part_(group-1), its own partial
+// at its digit. The last round of a finishing commutative generation finishes in its last
+// combine.
+void RabenseifnerSchedule::CombineRound() {
+  const Round& r = rounds_.back();
+  const int digit = Digit(r);
+  const std::size_t n = hi_ - lo_;
+  unsigned char* mine = Data() + Bytes(lo_);
+  const bool last = stride_ * r.group >= pof2_;
+  if (args_.payload.commutative) {
+    const bool finish = finishing_ && last;
+    const int final_j = digit == r.group - 1 ? r.group - 2 : r.group - 1;
+    for (int j = 0; j < r.group; ++j)
+      if (j != digit && !(finish && j == final_j)) Combine(Slot(j), mine, n);  // mine = theirs ∘ mine
+    if (finish) CombineAndFinish(Slot(final_j), lo_, n);
+    return;
+  }
+  // Right to left, so that each combine puts the lower ranks' operand first.
+  unsigned char* acc = digit == r.group - 1 ? mine : Slot(r.group - 1);
+  for (int j = r.group - 2; j >= 0; --j) Combine(j == digit ? mine : Slot(j), acc, n);
+  if (acc != mine && n) std::memcpy(mine, acc, Bytes(n));
+  if (finishing_ && last) FinishRange(lo_, n);
+}
+
+// The allgather undoes the reduce-scatter rounds in reverse: send the range held to every
+// member of that round's group, receive theirs straight into place.
 void RabenseifnerSchedule::PostGather() {
-  partner_ = ToRank(newrank_ ^ mask_);
-  const std::size_t before_hi = ranges_.back();
-  ranges_.pop_back();
-  const std::size_t before_lo = ranges_.back();
-  ranges_.pop_back();
-  // This rank kept the upper half in that step when its mask bit is set.
-  const bool kept_upper = (newrank_ & mask_) != 0;
-  const std::size_t other_lo = kept_upper ? before_lo : hi_;
-  const std::size_t other_hi = kept_upper ? lo_ : before_hi;
-  PostRecv(Gathered() + GatheredBytes(other_lo), GatheredBytes(other_hi - other_lo), partner_, 2);
-  PostSend(Gathered() + GatheredBytes(lo_), GatheredBytes(hi_ - lo_), partner_, 2);
-  lo_ = before_lo;
-  hi_ = before_hi;
+  const Round r = rounds_.back();
+  rounds_.pop_back();
+  const int digit = Digit(r);
+  for (int i = 1; i < r.group; ++i) {
+    const int j = (digit + i) % r.group;
+    const int member = Member(r, j);
+    PostRecv(Gathered() + GatheredBytes(Part(r, j)), GatheredBytes(Part(r, j + 1) - Part(r, j)), member, 2);
+    PostSend(Gathered() + GatheredBytes(lo_), GatheredBytes(hi_ - lo_), member, 2);
+  }
+  lo_ = r.lo;
+  hi_ = r.hi;
 }
 
 bool RabenseifnerSchedule::Progress() {
@@ -100,35 +126,18 @@ bool RabenseifnerSchedule::Progress() {
           }
         }
         continue;
-      case Step::scatter: {
-        const std::size_t n = keep_hi_ - keep_lo_;
-        unsigned char* mine = Data() + Bytes(keep_lo_);
-        // The last halving completes this rank's range: finished in the same pass.
-        const bool completes = finishing_ && args_.payload.commutative && (mask_ << 1) >= pof2_;
-        if (completes) {
-          CombineAndFinish(scratch_.data(), keep_lo_, n);
-        } else if (partner_ < rank_ || args_.payload.commutative) {
-          Combine(scratch_.data(), mine, n);  // mine = partner ∘ mine
-        } else {
-          Combine(mine, scratch_.data(), n);  // scratch = mine ∘ partner
-          if (n) std::memcpy(mine, scratch_.data(), Bytes(n));
-        }
-        lo_ = keep_lo_;
-        hi_ = keep_hi_;
-        mask_ <<= 1;
-        if (mask_ < pof2_) {
+      case Step::scatter:
+        CombineRound();
+        stride_ *= rounds_.back().group;
+        if (stride_ < pof2_) {
           PostScatter();
-        } else {  // this rank's range is complete: finished here, gathered finished
-          if (finishing_ && !completes) FinishRange(lo_, hi_ - lo_);
+        } else {  // this rank's range is complete and finished: gather it
           step_ = Step::gather;
-          mask_ = pof2_ >> 1;
           PostGather();
         }
         continue;
-      }
       case Step::gather:
-        mask_ >>= 1;
-        if (mask_ > 0) {
+        if (!rounds_.empty()) {
           PostGather();
         } else if (rank_ < 2 * rem_) {  // odd: hand the result to the folded even rank
           PostSend(Gathered(), GatheredBytes(count), rank_ - 1, 3);

@@ -146,7 +146,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Config{"knomial3", ScheduleKind::knomial, 3},
                       Config{"knomial4", ScheduleKind::knomial, 4},
                       Config{"recursive_doubling", ScheduleKind::recursive_doubling},
-                      Config{"rabenseifner", ScheduleKind::rabenseifner},
+                      Config{"rabenseifner2", ScheduleKind::rabenseifner, 2},
+                      Config{"rabenseifner3_as_2", ScheduleKind::rabenseifner, 3},
+                      Config{"rabenseifner4", ScheduleKind::rabenseifner, 4},
+                      Config{"rabenseifner8", ScheduleKind::rabenseifner, 8},
                       Config{"ring", ScheduleKind::ring},
                       Config{"ring_segments_of_40_bytes", ScheduleKind::ring, 4, 40},
                       Config{"mpi_library", ScheduleKind::mpi_library},
@@ -570,9 +573,9 @@ TEST(Schedules, SchedulesThatDoNotApplyAreClearErrors) {
 }
 
 TEST(Schedules, BadParametersAreClearErrors) {
-  {
+  for (auto kind : {ScheduleKind::knomial, ScheduleKind::rabenseifner}) {
     tributary::ContextOptions o;
-    o.allreduce_schedule = ScheduleKind::knomial;
+    o.allreduce_schedule = kind;
     o.schedule_params.radix = 1;
     tributary::Context ctx(o);
     tributary::AllReduce<double> a(ctx);
