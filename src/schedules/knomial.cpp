@@ -46,6 +46,9 @@ KnomialSchedule::KnomialSchedule(const ScheduleArgs& args, ScheduleKind kind, in
 
 void KnomialSchedule::Start() {
   const std::size_t bytes = Bytes(args_.payload.count);
+  // A rearmed schedule may carry another radix (the tree chooses per size).
+  radix_ = kind_ == ScheduleKind::knomial ? args_.params.radix : 2;
+  if (radix_ < 2) throw UsageError("ScheduleParams::radix must be at least 2");
   // A commutative reduce is rooted at its root; otherwise the tree is rooted at rank 0, so
   // that subtrees are rank ranges combined in rank order (and a root other than 0 gets the
   // result forwarded). A broadcast alone starts at the root.

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -551,6 +553,33 @@ std::string ErrorOf(Start start) {
     return e.what();
   }
   return "";
+}
+
+// One Reduce object whose sizes the tree sends to k-nomial trees of different radix: each
+// generation runs the radix chosen for it. Radix 2 first makes rank 2 of 4 an inner node;
+// the radix-4 tree that follows has it a leaf, whose value the reduce must leave unchanged.
+TEST(Schedules, AReusedScheduleTakesEachGenerationsRadix) {
+  const std::string path = "tributary_radix_tree_" + std::to_string(Size()) + ".json";
+  if (Rank() == 0)
+    std::ofstream(path) << R"({"tributary_selection": 1, "tree": [
+      {"collective": "reduce", "then": [
+        {"msg_size": "<= 4", "then": {"schedule": "knomial", "radix": 2}},
+        {"msg_size": "any", "then": {"schedule": "knomial", "radix": 4}}]},
+      {"collective": "any", "then": {"schedule": "mpi_library"}}]})";
+  tributary::ContextOptions o;
+  o.selection_file = path;
+  tributary::Context ctx(o);
+  tributary::Reduce<std::vector<int>> r(ctx, "radix per generation");
+  bool ok = true;
+  for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(1), std::size_t(3)}) {
+    const std::vector<int> mine(n, Rank() + 1);
+    r.val = mine;
+    r.StartReduce(0, tributary::Sum{});
+    Wait(ctx, r);
+    ok = ok && (Rank() == 0 ? r.val == std::vector<int>(n, Size() * (Size() + 1) / 2) : r.val == mine);
+  }
+  TRIBUTARY_EXPECT_ALL(ok);
+  if (Rank() == 0) std::remove(path.c_str());
 }
 
 TEST(Schedules, SchedulesThatDoNotApplyAreClearErrors) {
