@@ -93,13 +93,20 @@ for np in $cg_ranks; do
         printf "cg,%s,%d,%d,%d,%d,%d,%.9g\n", v, p, (p + 15) / 16, n, s, it, t * 1e-6 }' >>"$out/cg.csv"
 done
 
-# α-β lower bound of an allreduce on the platform: ⌈lg p⌉α + 2(p−1)/p·nβ, with α = 1 µs and
-# β = 1/12.5 GB/s between nodes (simulation/README.md). γ is 0: the simulator charges no
-# computation (smpi/simulate-computation:no), for Tributary's schedules and SMPI's alike.
+# α-β lower bound of an allreduce on the platform. The N nodes of r ranks each have one link
+# (α = 1 µs, β = 1/12.5 GB/s; simulation/README.md) and messages within a node do not cross
+# it, so the nodes are the processes of the classic bound: every node's link carries at
+# least 2(N−1)/N·n bytes (reduce-scatter plus allgather among nodes), and a value reaches
+# every node after ⌈log_(r+1) N⌉ hops between nodes (each of a node's r ranks can send to a
+# different node). One node (N = 1): the p ranks on the loopback, ⌈lg p⌉·0.26 µs +
+# 2(p−1)/p·n / 10.7 GB/s. γ is 0: the simulator charges no computation
+# (smpi/simulate-computation:no), for Tributary's schedules and SMPI's alike.
 awk -F, 'NR > 1 && $2 == "allreduce" { key = $4 "," $6; if (!(key in seen)) { seen[key] = 1;
-  p = $4; n = $6; lg = 0; for (q = 1; q < p; q *= 2) ++lg;
-  printf "bound,allreduce,alpha_beta_bound,%d,%d,%d,%.9g,%.9g,%.9g,model\n", p, $5, n,
-    lg * 1e-6 + 2 * (p - 1) / p * n / 12.5e9, 0, 0 } }' "$out/latency.csv" >"$out/bound.csv"
+  p = $4; N = $5; n = $6; r = p / N; hops = 0
+  if (N > 1) { for (q = 1; q < N; q *= r + 1) ++hops; t = hops * 1e-6 + 2 * (N - 1) / N * n / 12.5e9 }
+  else { for (q = 1; q < p; q *= 2) ++hops; t = hops * 0.26e-6 + 2 * (p - 1) / p * n / 10.7e9 }
+  printf "bound,allreduce,alpha_beta_bound,%d,%d,%d,%.9g,%.9g,%.9g,model\n", p, N, n, t, 0, 0 } }' \
+  "$out/latency.csv" >"$out/bound.csv"
 
 log "summary and plots"
 {

@@ -262,7 +262,10 @@ class SelectionBuilder {
       if (reach.collective[col] && !Supports(c.kind, static_cast<Collective>(col)))
         Fail(sp, std::string("schedule '") + ToString(c.kind) + "' does not implement " + kCollectives[col] +
                      ", which can reach this leaf (add a \"collective\" branch above it)");
-    if (reach.noncommutative && !IsOrderKeeping(c.kind))
+    // An allgather combines nothing: only a reduction's operator can need rank order.
+    const bool reduces = reach.collective[static_cast<int>(Collective::allreduce)] ||
+                         reach.collective[static_cast<int>(Collective::reduce)];
+    if (reach.noncommutative && reduces && !IsOrderKeeping(c.kind))
       Fail(sp, std::string("schedule '") + ToString(c.kind) +
                    "' does not keep rank order, and a non-commutative operator can reach this leaf "
                    "(put it under \"commutative\": true)");

@@ -7,6 +7,8 @@
 //   bench_simulation regional [--lists 8] [--iterations N]
 //   bench_simulation pollcost [--iterations polls]   (at 2 ranks under a real MPI: the cost of
 //                             one unsuccessful CheckReduce, which SMPI's smpi/test stands for)
+//   bench_simulation postcost [--iterations rounds]  (at 2 ranks under a real MPI: the cost of
+//                             posting one MPI_Isend / MPI_Irecv, which SMPI does not charge)
 //   --debug none|basic        DebugLevel of the Contexts (default basic; "+check" in the labels)
 //   bench_simulation check    (the tree, node-aware and MPI-library paths at 8 B and 4 KiB + 8 B
 //                             and the regional
@@ -26,6 +28,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +111,8 @@ std::unique_ptr<tributary::Context> MakeContext(const std::string& variant,
   tributary::ContextOptions o;
   o.communicator_pool = 1;  // one reduction object per Context; each pooled one is an MPI_Comm_dup
   o.debug = g_debug;
+  // The watchdog counts wall time, which a simulation of hundreds of ranks spends freely.
+  o.watchdog = std::chrono::duration<double>(0);
   std::string name = variant;
   if (variant.rfind("node_aware", 0) == 0) {
     // The two-level form around a forced leaders' schedule: node_aware_<schedule>, or the
@@ -391,10 +396,49 @@ int PollCost(int polls) {
   return 0;
 }
 
+// What posting a message costs (at 2 ranks under a real MPI, for calibration): rank 0 posts
+// 15 MPI_Isend (a round of Rabenseifner in groups of 16), rank 1 the 15 matching MPI_Irecv;
+// the median time per post over `reps` rounds, per size. SMPI charges none (smpi/ois).
+int PostCost(int reps) {
+  constexpr int kPosts = 15;
+  for (int bytes : {8, 4096, 65536}) {
+    std::vector<char> buf(static_cast<std::size_t>(bytes) * kPosts);
+    std::vector<double> per_post;
+    for (int rep = 0; rep < reps; ++rep) {
+      MPI_Request requests[kPosts];
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      for (int i = 0; i < kPosts; ++i) {
+        char* b = buf.data() + static_cast<std::size_t>(i) * bytes;
+        if (g_rank == 0)
+          MPI_Isend(b, bytes, MPI_BYTE, 1, i, MPI_COMM_WORLD, &requests[i]);
+        else if (g_rank == 1)
+          MPI_Irecv(b, bytes, MPI_BYTE, 0, i, MPI_COMM_WORLD, &requests[i]);
+        else
+          requests[i] = MPI_REQUEST_NULL;
+      }
+      per_post.push_back((MPI_Wtime() - t0) / kPosts);
+      MPI_Waitall(kPosts, requests, MPI_STATUSES_IGNORE);
+    }
+    std::sort(per_post.begin(), per_post.end());
+    const double median = per_post[per_post.size() / 2];
+    double other = 0;
+    if (g_rank == 1) MPI_Send(&median, 1, MPI_DOUBLE, 0, 98, MPI_COMM_WORLD);
+    if (g_rank == 0) {
+      MPI_Recv(&other, 1, MPI_DOUBLE, 1, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      std::printf("postcost,p2p,MPI_Isend,%d,%d,%d,%.9g\n", g_size, g_nodes, bytes, median);
+      std::printf("postcost,p2p,MPI_Irecv,%d,%d,%d,%.9g\n", g_size, g_nodes, bytes, other);
+    }
+  }
+  return 0;
+}
+
 // 8 lists per rank, one scalar each: the regional combine (one network reduction) against
 // every list starting its own AllReduce<double>, both through the serial task executor.
 int Regional(int lists, int iterations) {
-  tributary::Context ctx(MPI_COMM_WORLD);
+  tributary::ContextOptions o;
+  o.watchdog = std::chrono::duration<double>(0);  // wall time, as in MakeContext
+  tributary::Context ctx(MPI_COMM_WORLD, o);
   tributary::SerialExecutor ex;
   tributary::AllReduce<double> combined(ctx, "combined");
   tributary::TaskCollection regional;
@@ -478,6 +522,13 @@ int main(int argc, char** argv) {
     } else if (mode == "overlap") {
       if (variants.empty()) variants = {"tree", "MPI_Iallreduce"};
       rc = Overlap(variants, sizes, chunks, iterations);
+    } else if (mode == "postcost") {
+      if (g_size < 2) {
+        if (g_rank == 0) std::fprintf(stderr, "bench_simulation postcost: needs 2 ranks\n");
+        rc = 2;
+      } else {
+        rc = PostCost(iterations < 100 ? 2000 : iterations);
+      }
     } else if (mode == "pollcost") {
       rc = PollCost(iterations < 1000 ? 1000000 : iterations);
     } else if (mode == "regional") {

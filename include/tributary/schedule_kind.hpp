@@ -38,7 +38,8 @@ bool Supports(ScheduleKind kind, Collective c) noexcept;
 /// Parameters of a schedule (those that do not apply are ignored).
 struct ScheduleParams {
   /// Radix (>= 2) of the k-nomial trees, and of Rabenseifner's rounds (rounded down to a
-  /// power of two; the built-in trees give Rabenseifner 2 or 4).
+  /// power of two; the built-in trees give Rabenseifner 2 on one machine, 4, 8 or 16
+  /// across nodes).
   int radix = 4;
   std::size_t segment_bytes = 65536;  ///< Segment size for pipelined tree and ring (> 0).
   /// Two-level form: combine within each node (binomial, in rank order), run the schedule

@@ -182,6 +182,9 @@ TEST(Selection, InvalidFilesSayWhatAndWhere) {
       {"commutative": true, "then": {"schedule": "ring"}},
       {"commutative": "any", "then": {"schedule": "binomial"}}]},
       {"collective": "any", "then": {"schedule": "mpi_library"}}]})"), "");
+  // ... and so is an allgather, which combines nothing.
+  EXPECT_EQ(ErrorOf(R"({"tree": [{"collective": "allgather", "then": {"schedule": "ring"}},
+      {"collective": "any", "then": {"schedule": "mpi_library"}}]})"), "");
   // A schedule that does not implement a collective that reaches it.
   e = ErrorOf(R"({"tree": [{"msg_size": "any", "then": {"schedule": "pipelined_tree"}}]})");
   EXPECT_TRUE(Has(e, "does not implement allreduce")) << e;
