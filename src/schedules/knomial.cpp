@@ -38,15 +38,12 @@ KnomialTree KnomialTree::Chain(int rank, int size, int base) {
 KnomialSchedule::KnomialSchedule(const ScheduleArgs& args, ScheduleKind kind, int phases)
     : P2PSchedule(args),
       kind_(kind),
-      radix_(kind == ScheduleKind::knomial ? args.params.radix : 2),
       phases_(phases ? phases
-                     : (args.collective == Collective::allreduce ? kReduce | kBroadcast : kReduce)) {
-  if (radix_ < 2) throw UsageError("ScheduleParams::radix must be at least 2");
-}
+                     : (args.collective == Collective::allreduce ? kReduce | kBroadcast : kReduce)) {}
 
 void KnomialSchedule::Start() {
   const std::size_t bytes = Bytes(args_.payload.count);
-  // A rearmed schedule may carry another radix (the tree chooses per size).
+  // Per generation: a rearmed schedule may carry another radix (the tree chooses per size).
   radix_ = kind_ == ScheduleKind::knomial ? args_.params.radix : 2;
   if (radix_ < 2) throw UsageError("ScheduleParams::radix must be at least 2");
   // A commutative reduce is rooted at its root; otherwise the tree is rooted at rank 0, so
