@@ -11,16 +11,17 @@ struct KindInfo {
   const char* name;
   bool order_keeping;
   bool allreduce, reduce, allgather;
+  bool takes_radix;
 };
 constexpr KindInfo kKinds[] = {
-    {ScheduleKind::mpi_library, "mpi_library", true, true, true, true},
-    {ScheduleKind::binomial, "binomial", true, true, true, false},
-    {ScheduleKind::knomial, "knomial", true, true, true, false},
-    {ScheduleKind::pipelined_tree, "pipelined_tree", true, false, true, false},
-    {ScheduleKind::recursive_doubling, "recursive_doubling", true, true, false, true},
-    {ScheduleKind::rabenseifner, "rabenseifner", true, true, false, false},
-    {ScheduleKind::ring, "ring", false, true, false, true},
-    {ScheduleKind::reduce_bcast, "reduce_bcast", true, true, false, false},
+    {ScheduleKind::mpi_library, "mpi_library", true, true, true, true, false},
+    {ScheduleKind::binomial, "binomial", true, true, true, false, false},
+    {ScheduleKind::knomial, "knomial", true, true, true, false, true},
+    {ScheduleKind::pipelined_tree, "pipelined_tree", true, false, true, false, false},
+    {ScheduleKind::recursive_doubling, "recursive_doubling", true, true, false, true, false},
+    {ScheduleKind::rabenseifner, "rabenseifner", true, true, false, false, true},
+    {ScheduleKind::ring, "ring", false, true, false, true, false},
+    {ScheduleKind::reduce_bcast, "reduce_bcast", true, true, false, false, false},
 };
 const KindInfo& Info(ScheduleKind kind) {
   for (const auto& k : kKinds)
@@ -43,6 +44,8 @@ bool ParseScheduleKind(const std::string& name, ScheduleKind* out) noexcept {
 // The MPI library's collectives combine in rank order for non-commutative operators (the
 // MPI standard requires it), so the MPI-library path counts as order-keeping.
 bool IsOrderKeeping(ScheduleKind kind) noexcept { return Info(kind).order_keeping; }
+
+bool TakesRadix(ScheduleKind kind) noexcept { return Info(kind).takes_radix; }
 
 bool Supports(ScheduleKind kind, Collective c) noexcept {
   const auto& k = Info(kind);

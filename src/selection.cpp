@@ -414,8 +414,7 @@ std::string SelectionTree::ToJson(int indent) const {
     if (l.leaf) {
       Json leaf;
       leaf["schedule"] = ToString(l.choice.kind);
-      if (l.choice.kind == ScheduleKind::knomial || l.choice.kind == ScheduleKind::rabenseifner)
-        leaf["radix"] = l.choice.params.radix;
+      if (TakesRadix(l.choice.kind)) leaf["radix"] = l.choice.params.radix;
       if (l.choice.kind == ScheduleKind::ring || l.choice.kind == ScheduleKind::pipelined_tree)
         leaf["segment_bytes"] = l.choice.params.segment_bytes;
       if (l.choice.params.node_aware) leaf["node_aware"] = true;

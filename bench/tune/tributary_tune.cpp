@@ -32,11 +32,6 @@ using tributary::TaskStatus;
 using Json = nlohmann::ordered_json;
 namespace tb = tributary::bench;
 
-/// The schedules whose radix is a parameter (ScheduleParams::radix).
-bool HasRadix(ScheduleKind kind) {
-  return kind == ScheduleKind::knomial || kind == ScheduleKind::rabenseifner;
-}
-
 /// A schedule measured; Rabenseifner at radix 2 (the single-machine tree's), named without it.
 struct Candidate {
   ScheduleKind kind;
@@ -48,7 +43,7 @@ struct Candidate {
   Json Leaf() const {
     Json leaf;
     leaf["schedule"] = tributary::ToString(kind);
-    if (HasRadix(kind)) leaf["radix"] = radix;
+    if (tributary::TakesRadix(kind)) leaf["radix"] = radix;
     return leaf;
   }
 };
@@ -328,7 +323,7 @@ int main(int argc, char** argv) {
         in.commutative = e.commutative;
         const auto got = ctx.Selection(e.c).Select(in);
         if (got.kind != e.choice.kind ||
-            (HasRadix(got.kind) && got.params.radix != e.choice.radix)) {
+            (tributary::TakesRadix(got.kind) && got.params.radix != e.choice.radix)) {
           ++wrong;
           if (rank == 0)
             std::fprintf(stderr, "tributary-tune: %s of %zu B selects %s, measured best %s\n",

@@ -32,6 +32,8 @@ bool ParseScheduleKind(const std::string& name, ScheduleKind* out) noexcept;
 /// True when the schedule combines contributions in rank order, so that a non-commutative
 /// operator gives rank 0's value ∘ rank 1's ∘ ... ∘ rank p-1's.
 bool IsOrderKeeping(ScheduleKind kind) noexcept;
+/// True when ScheduleParams::radix shapes the schedule (knomial, rabenseifner).
+bool TakesRadix(ScheduleKind kind) noexcept;
 /// True when the schedule implements the collective.
 bool Supports(ScheduleKind kind, Collective c) noexcept;
 

@@ -20,7 +20,7 @@ std::unique_ptr<Schedule> MakeSchedule(ScheduleKind kind, const ScheduleArgs& ar
     throw UsageError(std::string("schedule '") + ToString(kind) +
                      "' does not keep rank order, so it cannot carry a non-commutative operator");
   if (args.params.segment_bytes == 0) throw UsageError("ScheduleParams::segment_bytes must be positive");
-  if ((kind == ScheduleKind::knomial || kind == ScheduleKind::rabenseifner) && args.params.radix < 2)
+  if (TakesRadix(kind) && args.params.radix < 2)
     throw UsageError("ScheduleParams::radix must be at least 2, got " + std::to_string(args.params.radix));
   // The two-level form applies to allreduce and reduce; allgather always runs flat.
   if (args.params.node_aware && args.collective != Collective::allgather) {
