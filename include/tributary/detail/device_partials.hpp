@@ -416,7 +416,9 @@ class DeviceStage final : public DeviceStageBase<E> {
       // The one staging point: the k combined values to host memory, asynchronously.
       const auto first_k = std::make_pair(std::size_t(0), this->count);
       // tributary-fence-ok: asynchronous on exec, into pinned memory where the backend has it
-      Kokkos::deep_copy(exec, Kokkos::subview(staging_, first_k), Kokkos::subview(combined_, first_k));  // tributary-fence-ok
+      const auto to = Kokkos::subview(staging_, first_k);
+      const auto from = Kokkos::subview(combined_, first_k);
+      Kokkos::deep_copy(exec, to, from);  // tributary-fence-ok
     }
     done_.Record(exec);
     Kokkos::Profiling::popRegion();
