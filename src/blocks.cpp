@@ -1,8 +1,6 @@
 // Block reduction patterns: the grid, the partners of each k-ary step, and the engine that
 // runs one block's calls as non-blocking tasks.
 #include "tributary/blocks.hpp"
-#include "tributary/detail/progress.hpp"
-#include "tributary/detail/transport.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -10,6 +8,8 @@
 #include <tuple>
 #include <utility>
 
+#include "tributary/detail/progress.hpp"
+#include "tributary/detail/transport.hpp"
 
 namespace tributary {
 
@@ -23,7 +23,9 @@ BlockGrid::BlockGrid(std::vector<int> divisions, int ranks, BlockAssignment assi
   if (ranks_ < 1) throw UsageError("BlockGrid: ranks must be >= 1, not " + std::to_string(ranks_));
   std::int64_t product = 1;
   for (int d : divisions_) {
-    if (d < 1) throw UsageError("BlockGrid: every dimension needs at least one block, not " + std::to_string(d));
+    if (d < 1)
+      throw UsageError("BlockGrid: every dimension needs at least one block, not " +
+                       std::to_string(d));
     product *= d;
     if (product > (std::int64_t(1) << 30)) throw UsageError("BlockGrid: too many blocks");
   }
@@ -32,7 +34,8 @@ BlockGrid::BlockGrid(std::vector<int> divisions, int ranks, BlockAssignment assi
 
 BlockGrid BlockGrid::Regular(int blocks, int dims, int ranks, BlockAssignment assignment) {
   if (blocks < 1) throw UsageError("BlockGrid: at least one block, not " + std::to_string(blocks));
-  if (dims < 1 || dims > 3) throw UsageError("BlockGrid: 1 to 3 dimensions, not " + std::to_string(dims));
+  if (dims < 1 || dims > 3)
+    throw UsageError("BlockGrid: 1 to 3 dimensions, not " + std::to_string(dims));
   std::vector<int> primes;
   for (int n = blocks, f = 2; n > 1;) {
     if (static_cast<std::int64_t>(f) * f > n) f = n;
@@ -54,14 +57,15 @@ void BlockGrid::RequireBlocks(int blocks) const {
   if (blocks != blocks_) {
     std::string shape;
     for (int d : divisions_) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
-    throw UsageError("BlockGrid: " + std::to_string(blocks) + " blocks do not match the grid of " + shape + " = " +
-                     std::to_string(blocks_) + " blocks");
+    throw UsageError("BlockGrid: " + std::to_string(blocks) + " blocks do not match the grid of " +
+                     shape + " = " + std::to_string(blocks_) + " blocks");
   }
 }
 
 std::vector<int> BlockGrid::Coords(int gid) const {
   if (gid < 0 || gid >= blocks_)
-    throw UsageError("BlockGrid: gid " + std::to_string(gid) + " is not a block (0.." + std::to_string(blocks_ - 1) + ")");
+    throw UsageError("BlockGrid: gid " + std::to_string(gid) + " is not a block (0.." +
+                     std::to_string(blocks_ - 1) + ")");
   std::vector<int> c(divisions_.size());
   for (std::size_t d = 0; d < divisions_.size(); ++d) {
     c[d] = gid % divisions_[d];
@@ -78,7 +82,8 @@ int BlockGrid::Gid(const std::vector<int>& coords) const {
 
 int BlockGrid::Owner(int gid) const {
   if (gid < 0 || gid >= blocks_)
-    throw UsageError("BlockGrid: gid " + std::to_string(gid) + " is not a block (0.." + std::to_string(blocks_ - 1) + ")");
+    throw UsageError("BlockGrid: gid " + std::to_string(gid) + " is not a block (0.." +
+                     std::to_string(blocks_ - 1) + ")");
   if (assignment_ == BlockAssignment::round_robin) return gid % ranks_;
   const int base = blocks_ / ranks_, extra = blocks_ % ranks_;
   if (gid < extra * (base + 1)) return gid / (base + 1);
@@ -95,7 +100,8 @@ std::vector<int> BlockGrid::LocalBlocks(int rank) const {
 // ---------------------------------------------------------------------------------------
 // BlockPartners
 
-BlockPartners::BlockPartners(BlockPattern pattern, const BlockGrid& grid, std::vector<int> radix, bool contiguous)
+BlockPartners::BlockPartners(BlockPattern pattern, const BlockGrid& grid, std::vector<int> radix,
+                             bool contiguous)
     : pattern_(pattern), grid_(grid) {
   if (radix.empty()) throw UsageError("BlockPartners: give one radix or a list of them");
   for (int k : radix)
@@ -194,10 +200,14 @@ bool BlockPartners::BroadcastActive(int call, int gid) const {
 bool BlockPartners::Active(int call, int gid) const {
   const int S = static_cast<int>(steps_.size());
   switch (pattern_) {
-    case BlockPattern::swap: return true;
-    case BlockPattern::merge: return MergeActive(call, gid);
-    case BlockPattern::broadcast: return BroadcastActive(call, gid);
-    case BlockPattern::all_reduce: return call <= S ? MergeActive(call, gid) : BroadcastActive(call - S, gid);
+    case BlockPattern::swap:
+      return true;
+    case BlockPattern::merge:
+      return MergeActive(call, gid);
+    case BlockPattern::broadcast:
+      return BroadcastActive(call, gid);
+    case BlockPattern::all_reduce:
+      return call <= S ? MergeActive(call, gid) : BroadcastActive(call - S, gid);
   }
   return false;
 }
@@ -207,8 +217,10 @@ std::vector<int> BlockPartners::InLink(int call, int gid) const {
   if (call <= 0 || call >= Calls() || !Active(call, gid)) return {};
   switch (pattern_) {
     case BlockPattern::swap:
-    case BlockPattern::merge: return Group(call - 1, gid);
-    case BlockPattern::broadcast: return {Group(S - call, gid)[0]};
+    case BlockPattern::merge:
+      return Group(call - 1, gid);
+    case BlockPattern::broadcast:
+      return {Group(S - call, gid)[0]};
     case BlockPattern::all_reduce:
       if (call <= S) return Group(call - 1, gid);
       return {Group(2 * S - call, gid)[0]};
@@ -220,9 +232,12 @@ std::vector<int> BlockPartners::OutLink(int call, int gid) const {
   const int S = static_cast<int>(steps_.size());
   if (call < 0 || call >= Calls() - 1 || !Active(call, gid)) return {};
   switch (pattern_) {
-    case BlockPattern::swap: return Group(call, gid);
-    case BlockPattern::merge: return {Group(call, gid)[0]};
-    case BlockPattern::broadcast: return Group(S - 1 - call, gid);
+    case BlockPattern::swap:
+      return Group(call, gid);
+    case BlockPattern::merge:
+      return {Group(call, gid)[0]};
+    case BlockPattern::broadcast:
+      return Group(S - 1 - call, gid);
     case BlockPattern::all_reduce:
       if (call < S) return {Group(call, gid)[0]};
       return Group(2 * S - 1 - call, gid);
@@ -234,14 +249,16 @@ std::vector<int> BlockPartners::OutLink(int call, int gid) const {
 // BlockProxy
 
 std::string BlockProxy::Where() const {
-  return engine_ ? engine_->Where(gid_, call_) : "block " + std::to_string(gid_) + ", round " + std::to_string(call_);
+  return engine_ ? engine_->Where(gid_, call_)
+                 : "block " + std::to_string(gid_) + ", round " + std::to_string(call_);
 }
 
 void BlockProxy::Append(int to, const void* data, std::size_t bytes) {
   if (std::find(out_.begin(), out_.end(), to) == out_.end()) {
     std::string link;
     for (int g : out_) link += " " + std::to_string(g);
-    throw UsageError(Where() + ": enqueue to block " + std::to_string(to) + ", which is not a partner in this round (out-link:" +
+    throw UsageError(Where() + ": enqueue to block " + std::to_string(to) +
+                     ", which is not a partner in this round (out-link:" +
                      (link.empty() ? std::string(" none") : link) + ")");
   }
   auto& buf = outgoing_[to];
@@ -253,9 +270,11 @@ void BlockProxy::Take(int from, void* data, std::size_t bytes) {
   auto it = incoming_.find(from);
   std::size_t& pos = read_[from];
   if (it == incoming_.end() || it->second.size() - pos < bytes)
-    throw UsageError(Where() + ": dequeue of " + std::to_string(bytes) + " bytes from block " + std::to_string(from) +
-                     (it == incoming_.end() ? std::string(", which is not in the in-link")
-                                            : ", which has " + std::to_string(it->second.size() - pos) + " left"));
+    throw UsageError(Where() + ": dequeue of " + std::to_string(bytes) + " bytes from block " +
+                     std::to_string(from) +
+                     (it == incoming_.end()
+                          ? std::string(", which is not in the in-link")
+                          : ", which has " + std::to_string(it->second.size() - pos) + " left"));
   if (bytes) std::memcpy(data, it->second.data() + pos, bytes);
   pos += bytes;
 }
@@ -317,7 +336,8 @@ struct RouteRecord {
   std::uint64_t bytes;
 };
 
-void AppendRecord(std::vector<char>& bundle, int from, int to, const char* data, std::size_t bytes) {
+void AppendRecord(std::vector<char>& bundle, int from, int to, const char* data,
+                  std::size_t bytes) {
   RouteRecord r{from, to, bytes};
   const auto* p = reinterpret_cast<const char*>(&r);
   bundle.insert(bundle.end(), p, p + sizeof r);
@@ -337,8 +357,8 @@ void ForEachRecord(const std::vector<char>& bundle, F f) {
 }
 }  // namespace
 
-BlockEngine::BlockEngine(Context& ctx, BlockPartners partners, Callback callback, bool all_to_all, std::string what,
-                         std::string label)
+BlockEngine::BlockEngine(Context& ctx, BlockPartners partners, Callback callback, bool all_to_all,
+                         std::string what, std::string label)
     : ctx_(&ctx),
       partners_(std::move(partners)),
       callback_(std::move(callback)),
@@ -347,8 +367,9 @@ BlockEngine::BlockEngine(Context& ctx, BlockPartners partners, Callback callback
   name_ = what + (label.empty() ? std::string() : " '" + label + "'");
   rank_ = ctx.Rank();
   if (partners_.Grid().Ranks() != ctx.Size())
-    throw UsageError(name_ + ": the grid assigns blocks to " + std::to_string(partners_.Grid().Ranks()) +
-                     " ranks, the Context has " + std::to_string(ctx.Size()));
+    throw UsageError(name_ + ": the grid assigns blocks to " +
+                     std::to_string(partners_.Grid().Ranks()) + " ranks, the Context has " +
+                     std::to_string(ctx.Size()));
   local_ = partners_.Grid().LocalBlocks(rank_);
   AddPoller(ctx, this, &BlockEngine::PollThunk);
 }
@@ -372,7 +393,9 @@ TaskStatus BlockEngine::Round(int local, int call) {
   return status;
 }
 
-std::uint64_t BlockEngine::RemoteMessages() const noexcept { return shared_->transport.RemoteMessages(); }
+std::uint64_t BlockEngine::RemoteMessages() const noexcept {
+  return shared_->transport.RemoteMessages();
+}
 
 int BlockEngine::Calls() const noexcept {
   if (all_to_all_) return std::max<int>(static_cast<int>(partners_.Steps().size()), 1) + 1;
@@ -380,8 +403,8 @@ int BlockEngine::Calls() const noexcept {
 }
 
 std::string BlockEngine::Where(int gid, int call) const {
-  return name_ + ", generation " + std::to_string(generation_) + ", block " + std::to_string(gid) + ", round " +
-         std::to_string(call) + ", rank " + std::to_string(rank_);
+  return name_ + ", generation " + std::to_string(generation_) + ", block " + std::to_string(gid) +
+         ", round " + std::to_string(call) + ", rank " + std::to_string(rank_);
 }
 
 void BlockEngine::Start(const std::vector<void*>& blocks) {
@@ -389,12 +412,14 @@ void BlockEngine::Start(const std::vector<void*>& blocks) {
   if (generation_ > 0) {
     for (const auto& s : states_)
       if (s->next_call < Calls())
-        throw UsageError(name_ + ": started again while block " + std::to_string(s->gid) + " is in round " +
-                         std::to_string(s->next_call) + " of generation " + std::to_string(generation_));
+        throw UsageError(name_ + ": started again while block " + std::to_string(s->gid) +
+                         " is in round " + std::to_string(s->next_call) + " of generation " +
+                         std::to_string(generation_));
   }
   if (blocks.size() != local_.size())
-    throw UsageError(name_ + ": rank " + std::to_string(rank_) + " owns " + std::to_string(local_.size()) +
-                     " blocks of the grid, Start got " + std::to_string(blocks.size()));
+    throw UsageError(name_ + ": rank " + std::to_string(rank_) + " owns " +
+                     std::to_string(local_.size()) + " blocks of the grid, Start got " +
+                     std::to_string(blocks.size()));
   ++generation_;
   states_.clear();
   for (std::size_t i = 0; i < blocks.size(); ++i) {
@@ -424,7 +449,9 @@ const BlockEngine::Links& BlockEngine::LinksOf(int local, int call) {
   return links_[static_cast<std::size_t>(local)][static_cast<std::size_t>(call)];
 }
 
-bool BlockEngine::Runs(int call, int gid) const { return all_to_all_ || partners_.Active(call, gid); }
+bool BlockEngine::Runs(int call, int gid) const {
+  return all_to_all_ || partners_.Active(call, gid);
+}
 
 std::vector<int> BlockEngine::Inputs(int call, int gid) const {
   if (!all_to_all_) return partners_.InLink(call, gid);
@@ -442,7 +469,8 @@ std::vector<int> BlockEngine::Outputs(int call, int gid) const {
   return partners_.Group(call, gid);
 }
 
-void BlockEngine::Deliver(std::uint64_t generation, int call, int to, int from, std::vector<char> bytes) {
+void BlockEngine::Deliver(std::uint64_t generation, int call, int to, int from,
+                          std::vector<char> bytes) {
   shared_->stash[BlockKey{generation, call, to, from}] = std::move(bytes);
 }
 
@@ -478,7 +506,8 @@ TaskStatus BlockEngine::RoundLocked(int local, int call) {
     throw UsageError(name_ + ": local block " + std::to_string(local) + " is out of range (rank " +
                      std::to_string(rank_) + " has " + std::to_string(states_.size()) + ")");
   if (call < 0 || call >= Calls())
-    throw UsageError(name_ + ": round " + std::to_string(call) + " is out of range (0.." + std::to_string(Calls() - 1) + ")");
+    throw UsageError(name_ + ": round " + std::to_string(call) + " is out of range (0.." +
+                     std::to_string(Calls() - 1) + ")");
   State& s = *states_[static_cast<std::size_t>(local)];
   const int last = Calls() - 1;
   if (call < s.next_call) {
@@ -545,7 +574,9 @@ TaskStatus BlockEngine::RoundLocked(int local, int call) {
       for (int g : user.in_) user.incoming_[g];
       for (const auto& [from, bundle] : proxy.incoming_)
         ForEachRecord(bundle, [&](int src, int to, const char* data, std::size_t bytes) {
-          if (to != s.gid) throw UsageError(proxy.Where() + ": a record for block " + std::to_string(to) + " arrived here");
+          if (to != s.gid)
+            throw UsageError(proxy.Where() + ": a record for block " + std::to_string(to) +
+                             " arrived here");
           auto& in = user.incoming_[src];
           in.insert(in.end(), data, data + bytes);
         });
@@ -558,7 +589,8 @@ TaskStatus BlockEngine::RoundLocked(int local, int call) {
   for (auto& [from, bytes] : proxy.incoming_) shared_->Recycle(std::move(bytes));
   for (int to : outputs) {
     auto it = proxy.outgoing_.find(to);
-    Send(call + 1, s.gid, to, it == proxy.outgoing_.end() ? std::vector<char>() : std::move(it->second));
+    Send(call + 1, s.gid, to,
+         it == proxy.outgoing_.end() ? std::vector<char>() : std::move(it->second));
   }
   ++s.next_call;
   if (call < last) return TaskStatus::complete;

@@ -48,8 +48,7 @@ void ContextImpl::Register(ReductionCore* core, int* id, int* slot) {
   auto free_slot = std::find(slot_used.begin(), slot_used.end(), 0);
   if (free_slot == slot_used.end()) {
     std::ostringstream msg;
-    msg << "rank " << rank << ": cannot create " << core->Name() << ": all "
-        << slot_used.size()
+    msg << "rank " << rank << ": cannot create " << core->Name() << ": all " << slot_used.size()
         << " communicators of the Context's pool are taken by live reduction objects; "
            "raise ContextOptions::communicator_pool";
     throw UsageError(msg.str());
@@ -136,8 +135,7 @@ void ContextImpl::HandleError(const std::string& message) noexcept {
 
 Context::Context(ContextOptions options)
 #if TRIBUTARY_HAVE_MPI
-    : Context(MPI_COMM_WORLD, std::move(options)) {
-}
+    : Context(MPI_COMM_WORLD, std::move(options)){}
 #else
     : impl_(std::make_unique<detail::ContextImpl>()) {
   impl_->options = std::move(options);
@@ -147,14 +145,15 @@ Context::Context(ContextOptions options)
     throw UsageError("ContextOptions::communicator_pool must be at least 1");
   impl_->slot_used.assign(static_cast<std::size_t>(impl_->options.communicator_pool), 0);
   const SelectionTree tree = detail::LoadSelection(impl_->options.selection_file);
-  for (int c = 0; c < 3; ++c) impl_->selection[c] = tree.Prune(impl_->facts, static_cast<Collective>(c));
+  for (int c = 0; c < 3; ++c)
+    impl_->selection[c] = tree.Prune(impl_->facts, static_cast<Collective>(c));
   const char* log = std::getenv("TRIBUTARY_LOG");
   impl_->log_selection = log && std::strstr(log, "selection");
 }
 #endif
 
 #if TRIBUTARY_HAVE_MPI
-Context::Context(MPI_Comm comm, ContextOptions options)
+      Context::Context(MPI_Comm comm, ContextOptions options)
     : impl_(std::make_unique<detail::ContextImpl>()) {
   auto& d = *impl_;
   d.options = std::move(options);
@@ -204,12 +203,11 @@ Context::Context(MPI_Comm comm, ContextOptions options)
   // A tree that tests the node layout, or the built-in choice between the single-machine
   // and the cluster tree, costs one temporary communicator here (freed at once).
   using Pred = SelectionTree::Pred;
-  d.facts = detail::NodeFacts(comm, d.size, d.nodes.get(),
-                              builtin ||
-                                  tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
-                                  tree.Tests(static_cast<std::uint8_t>(Pred::node_count)) ||
-                                  tree.UsesNodeAware(),
-                              &d.comms_created);
+  d.facts = detail::NodeFacts(
+      comm, d.size, d.nodes.get(),
+      builtin || tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
+          tree.Tests(static_cast<std::uint8_t>(Pred::node_count)) || tree.UsesNodeAware(),
+      &d.comms_created);
   if (builtin && d.facts.node_count > 1)
     tree = SelectionTree::Parse(SelectionTree::BuiltinJson(d.facts),
                                 "built-in cluster selection tree");
@@ -251,8 +249,9 @@ Context::~Context() {
   }
 #if TRIBUTARY_HAVE_MPI
   if (detail::MpiFinalized()) {
-    d.HandleError("tributary::Context destroyed after MPI_Finalize; destroy it before "
-                  "finalising MPI so that its communicators can be freed");
+    d.HandleError(
+        "tributary::Context destroyed after MPI_Finalize; destroy it before "
+        "finalising MPI so that its communicators can be freed");
     return;
   }
   for (auto& send : d.ctrl_sends)

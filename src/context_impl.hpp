@@ -19,7 +19,13 @@
 namespace tributary::detail {
 
 /// Control messages between the Contexts of different ranks (on the control communicator).
-enum ControlTag : int { kTagFailure = 1, kTagQuery = 2, kTagStatus = 3, kTagAck = 4, kTagRelease = 5 };
+enum ControlTag : int {
+  kTagFailure = 1,
+  kTagQuery = 2,
+  kTagStatus = 3,
+  kTagAck = 4,
+  kTagRelease = 5
+};
 
 struct WatchdogQuery {
   int object = -1;
@@ -143,7 +149,7 @@ struct ContextImpl {
   /// with neutral elements for its missing contributions only when no rank can still
   /// complete it, so no rank takes that result for a success. Requires neither lock.
   void SettleFailure();
-  int acks_needed = 0;  // acknowledgements of this rank's failure notice still awaited
+  int acks_needed = 0;         // acknowledgements of this rank's failure notice still awaited
   std::vector<int> acks_owed;  // ranks whose failure notice this rank has to acknowledge
   bool released = false;       // some origin's notice is acknowledged by every rank
   bool release_sent = false;
@@ -168,7 +174,8 @@ std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, in
 void FreeNodeLayout(NodeLayout* nodes) noexcept;
 /// Ranks per node (the largest node) and node count, from the layout or, where `needed`,
 /// from a temporary shared-memory split (counted in `created`, freed at once). Collective.
-SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed, int* created);
+SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed,
+                         int* created);
 
 /// The selection tree of a Context: the options' file, else TRIBUTARY_SELECTION, else the
 /// built-in tree (*builtin set: the single-machine tree, which the Context swaps for the

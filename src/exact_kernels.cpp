@@ -7,10 +7,10 @@
 
 #include "tributary/detail/exact_kernels.hpp"
 
-#include <cmath>
-#include <cstring>
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "tributary/detail/exactness.hpp"
@@ -88,7 +88,7 @@ constexpr long long kMagnitudeBits = 0x7fffffffffffffffLL;
 struct DepositBounds {
   DepositBounds(int first, const WindowFit* fit)
       : scale(PowerOfTwo(1074 - 32 * first)),
-        top(!fit ? 0.0
+        top(!fit                    ? 0.0
             : fit->hi - 1073 > 1023 ? std::numeric_limits<double>::infinity()
                                     : PowerOfTwo(static_cast<int>(fit->hi) - 1073)),
         bottom(PowerOfTwo(32 * first - 1074)) {}
@@ -113,7 +113,8 @@ TRIBUTARY_AVX2 inline void StoreRecords3(std::uint32_t* out, __m256i low, __m256
 // The inverse: the low 64 bits of four records, and their top digits (4 x int32).
 TRIBUTARY_AVX2 inline void LoadRecords3(const std::uint32_t* in, __m256i* low, __m128i* high) {
   const __m256i first8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
-  const __m256i last4 = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 8)));
+  const __m256i last4 =
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 8)));
   const __m256i low_from0 = _mm256_setr_epi32(0, 1, 3, 4, 6, 7, 0, 0);
   const __m256i low_from1 = _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 1, 2);
   *low = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(first8, low_from0),
@@ -121,7 +122,8 @@ TRIBUTARY_AVX2 inline void LoadRecords3(const std::uint32_t* in, __m256i* low, _
   const __m256i high_from0 = _mm256_setr_epi32(2, 5, 0, 0, 0, 0, 0, 0);
   const __m256i high_from1 = _mm256_setr_epi32(0, 0, 0, 3, 0, 0, 0, 0);
   *high = _mm256_castsi256_si128(_mm256_blend_epi32(_mm256_permutevar8x32_epi32(first8, high_from0),
-                                                    _mm256_permutevar8x32_epi32(last4, high_from1), 0x0c));
+                                                    _mm256_permutevar8x32_epi32(last4, high_from1),
+                                                    0x0c));
 }
 
 // Unsigned 32-bit integers in the low halves of 64-bit lanes, as doubles.
@@ -131,8 +133,8 @@ TRIBUTARY_AVX2 inline __m256d FromUint32(__m256i v) {
 }
 
 template <int Mode>
-TRIBUTARY_AVX2 std::size_t Deposit3(const double* x, std::size_t n, const DepositBounds& bounds, std::uint32_t* records,
-                                    WindowFit* fit, Extremes* seen) {
+TRIBUTARY_AVX2 std::size_t Deposit3(const double* x, std::size_t n, const DepositBounds& bounds,
+                                    std::uint32_t* records, WindowFit* fit, Extremes* seen) {
   constexpr bool Check = Mode == kCheck;
   const __m256d scale = _mm256_set1_pd(bounds.scale);
   const __m256d below64 = _mm256_set1_pd(PowerOfTwo(-64)), two64 = _mm256_set1_pd(PowerOfTwo(64));
@@ -162,7 +164,8 @@ TRIBUTARY_AVX2 std::size_t Deposit3(const double* x, std::size_t n, const Deposi
     const __m256i d0 = _mm256_sub_epi64(_mm256_castpd_si256(u0), magic_bits);
     // The 96-bit sum: low 64 bits wrap; the top digit borrows one where they are negative.
     const __m256i low = _mm256_add_epi64(_mm256_slli_epi64(d1, 32), d0);
-    const __m256i high = _mm256_add_epi64(d2, _mm256_castpd_si256(_mm256_cmp_pd(r1, zero, _CMP_LT_OQ)));
+    const __m256i high =
+        _mm256_add_epi64(d2, _mm256_castpd_si256(_mm256_cmp_pd(r1, zero, _CMP_LT_OQ)));
     StoreRecords3(records + 3 * k, low, high);
     if constexpr (Check) {
       const __m256d mag = _mm256_and_pd(v, magnitude);
@@ -172,7 +175,8 @@ TRIBUTARY_AVX2 std::size_t Deposit3(const double* x, std::size_t n, const Deposi
       const __m256d fraction = _mm256_cmp_pd(r0, _mm256_sub_pd(u0, magic), _CMP_NEQ_UQ);
       bad = _mm256_or_pd(bad, _mm256_or_pd(too_large, _mm256_or_pd(too_small, fraction)));
     }
-    if constexpr (Mode == kMeasure) {  // zeros and specials count as +inf for the smallest, 0 for the largest
+    if constexpr (Mode == kMeasure) {  // zeros and specials count as +inf for the smallest, 0 for
+                                       // the largest
       const __m256d mag = _mm256_and_pd(v, magnitude);
       const __m256d finite = _mm256_cmp_pd(mag, max, _CMP_LE_OQ);
       bad = _mm256_or_pd(bad, _mm256_cmp_pd(mag, max, _CMP_NLE_UQ));
@@ -195,8 +199,8 @@ TRIBUTARY_AVX2 std::size_t Deposit3(const double* x, std::size_t n, const Deposi
 
 // out[k] = record k (with Sum: the sum of records k of `records` and `more`) rounded once.
 template <bool Sum>
-TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, const std::uint32_t* more, std::size_t n, double unscale,
-                                  double* out) {
+TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, const std::uint32_t* more,
+                                  std::size_t n, double unscale, double* out) {
   const __m256d scale = _mm256_set1_pd(unscale);
   const __m256d two32 = _mm256_set1_pd(PowerOfTwo(32));
   const __m256i low_digit = _mm256_set1_epi64x(0xffffffffLL);
@@ -212,7 +216,8 @@ TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, const std::uint3
       __m128i high_more;
       LoadRecords3(more + 3 * k, &low_more, &high_more);
       const __m256i sum = _mm256_add_epi64(low, low_more);
-      const __m256i carry = _mm256_cmpgt_epi64(_mm256_xor_si256(low, sign), _mm256_xor_si256(sum, sign));  // -1
+      const __m256i carry =
+          _mm256_cmpgt_epi64(_mm256_xor_si256(low, sign), _mm256_xor_si256(sum, sign));  // -1
       high = _mm_sub_epi32(_mm_add_epi32(high, high_more),
                            _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(carry, even_dwords)));
       low = sum;
@@ -236,7 +241,8 @@ TRIBUTARY_AVX2 std::size_t Round3(const std::uint32_t* records, const std::uint3
 #define TRIBUTARY_AVX512 __attribute__((target("avx2,fma,avx512f,avx512dq,avx512vl")))
 
 template <int Mode>
-TRIBUTARY_AVX512 std::size_t Deposit3Wide(const double* x, std::size_t n, const DepositBounds& bounds, std::uint32_t* records,
+TRIBUTARY_AVX512 std::size_t Deposit3Wide(const double* x, std::size_t n,
+                                          const DepositBounds& bounds, std::uint32_t* records,
                                           WindowFit* fit, Extremes* seen) {
   constexpr bool Check = Mode == kCheck;
   const __m512d scale = _mm512_set1_pd(bounds.scale);
@@ -276,14 +282,16 @@ TRIBUTARY_AVX512 std::size_t Deposit3Wide(const double* x, std::size_t n, const 
     if constexpr (Check) {
       const __m512d mag = _mm512_abs_pd(v);
       bad |= _mm512_cmp_pd_mask(mag, top, _CMP_NLT_UQ);  // NaN too
-      bad |= _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(mag, zero, _CMP_NEQ_OQ), mag, bottom, _CMP_LT_OQ);
+      bad |= _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(mag, zero, _CMP_NEQ_OQ), mag, bottom,
+                                     _CMP_LT_OQ);
       bad |= _mm512_cmp_pd_mask(r0, _mm512_sub_pd(u0, magic), _CMP_NEQ_UQ);
     }
     if constexpr (Mode == kMeasure) {
       const __m512d mag = _mm512_abs_pd(v);
       const __mmask8 finite = _mm512_cmp_pd_mask(mag, max, _CMP_LE_OQ);
       bad |= static_cast<__mmask8>(~finite);
-      smallest = _mm512_mask_min_pd(smallest, _mm512_mask_cmp_pd_mask(finite, mag, zero, _CMP_NEQ_OQ), smallest, mag);
+      smallest = _mm512_mask_min_pd(
+          smallest, _mm512_mask_cmp_pd_mask(finite, mag, zero, _CMP_NEQ_OQ), smallest, mag);
       largest = _mm512_mask_max_pd(largest, finite, largest, mag);
     }
   }
@@ -300,19 +308,23 @@ TRIBUTARY_AVX512 std::size_t Deposit3Wide(const double* x, std::size_t n, const 
 }
 
 // Eight records: their low 64 bits and their top digits (8 x int32).
-TRIBUTARY_AVX512 inline void LoadRecords3Wide(const std::uint32_t* in, __m512i* low, __m256i* high) {
-  // From 24 dwords (16 + 8): the low 64 bits of record r at dwords 3r, 3r + 1; its top digit at 3r + 2.
-  const __m512i low_from = _mm512_setr_epi32(0, 1, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 18, 19, 21, 22);
+TRIBUTARY_AVX512 inline void LoadRecords3Wide(const std::uint32_t* in, __m512i* low,
+                                              __m256i* high) {
+  // From 24 dwords (16 + 8): the low 64 bits of record r at dwords 3r, 3r + 1; its top digit at 3r
+  // + 2.
+  const __m512i low_from =
+      _mm512_setr_epi32(0, 1, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 18, 19, 21, 22);
   const __m512i high_from = _mm512_setr_epi32(2, 5, 8, 11, 14, 17, 20, 23, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i a = _mm512_loadu_si512(in);
-  const __m512i b = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 16)));
+  const __m512i b =
+      _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 16)));
   *low = _mm512_permutex2var_epi32(a, low_from, b);
   *high = _mm512_castsi512_si256(_mm512_permutex2var_epi32(a, high_from, b));
 }
 
 template <bool Sum>
-TRIBUTARY_AVX512 std::size_t Round3Wide(const std::uint32_t* records, const std::uint32_t* more, std::size_t n,
-                                        double unscale, double* out) {
+TRIBUTARY_AVX512 std::size_t Round3Wide(const std::uint32_t* records, const std::uint32_t* more,
+                                        std::size_t n, double unscale, double* out) {
   const __m512d scale = _mm512_set1_pd(unscale);
   const __m512d two32 = _mm512_set1_pd(PowerOfTwo(32));
   const __m512i low_digit = _mm512_set1_epi64(0xffffffffLL);
@@ -345,7 +357,8 @@ TRIBUTARY_AVX512 std::size_t Round3Wide(const std::uint32_t* records, const std:
 // Four at a time with AVX-512's 256-bit forms (no start-up of the wide units): one
 // two-source permute builds or splits the records, and the checks are masks.
 template <int Mode>
-TRIBUTARY_AVX512 std::size_t Deposit3Narrow(const double* x, std::size_t n, const DepositBounds& bounds, std::uint32_t* records,
+TRIBUTARY_AVX512 std::size_t Deposit3Narrow(const double* x, std::size_t n,
+                                            const DepositBounds& bounds, std::uint32_t* records,
                                             WindowFit* fit, Extremes* seen) {
   constexpr bool Check = Mode == kCheck;
   const __m256d scale = _mm256_set1_pd(bounds.scale);
@@ -376,22 +389,26 @@ TRIBUTARY_AVX512 std::size_t Deposit3Narrow(const double* x, std::size_t n, cons
     const __m256i d1 = _mm256_sub_epi64(_mm256_castpd_si256(u1), magic_bits);
     const __m256i d0 = _mm256_sub_epi64(_mm256_castpd_si256(u0), magic_bits);
     const __m256i low = _mm256_add_epi64(_mm256_slli_epi64(d1, 32), d0);
-    const __m256i high = _mm256_mask_sub_epi64(d2, _mm256_cmp_pd_mask(r1, zero, _CMP_LT_OQ), d2, one);
+    const __m256i high =
+        _mm256_mask_sub_epi64(d2, _mm256_cmp_pd_mask(r1, zero, _CMP_LT_OQ), d2, one);
     std::uint32_t* out = records + 3 * k;
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permutex2var_epi32(low, first8, high));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm256_permutex2var_epi32(low, first8, high));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 8),
                      _mm256_castsi256_si128(_mm256_permutex2var_epi32(low, last4, high)));
     if constexpr (Check) {
       const __m256d mag = _mm256_and_pd(v, magnitude);
       bad |= _mm256_cmp_pd_mask(mag, top, _CMP_NLT_UQ);  // NaN too
-      bad |= _mm256_mask_cmp_pd_mask(_mm256_cmp_pd_mask(mag, zero, _CMP_NEQ_OQ), mag, bottom, _CMP_LT_OQ);
+      bad |= _mm256_mask_cmp_pd_mask(_mm256_cmp_pd_mask(mag, zero, _CMP_NEQ_OQ), mag, bottom,
+                                     _CMP_LT_OQ);
       bad |= _mm256_cmp_pd_mask(r0, _mm256_sub_pd(u0, magic), _CMP_NEQ_UQ);
     }
     if constexpr (Mode == kMeasure) {
       const __m256d mag = _mm256_and_pd(v, magnitude);
       const __mmask8 finite = _mm256_cmp_pd_mask(mag, max, _CMP_LE_OQ);
       bad |= static_cast<__mmask8>(~finite & 0xf);
-      smallest = _mm256_mask_min_pd(smallest, _mm256_mask_cmp_pd_mask(finite, mag, zero, _CMP_NEQ_OQ), smallest, mag);
+      smallest = _mm256_mask_min_pd(
+          smallest, _mm256_mask_cmp_pd_mask(finite, mag, zero, _CMP_NEQ_OQ), smallest, mag);
       largest = _mm256_mask_max_pd(largest, finite, largest, mag);
     }
   }
@@ -408,8 +425,8 @@ TRIBUTARY_AVX512 std::size_t Deposit3Narrow(const double* x, std::size_t n, cons
 }
 
 template <bool Sum>
-TRIBUTARY_AVX512 std::size_t Round3Narrow(const std::uint32_t* records, const std::uint32_t* more, std::size_t n,
-                                          double unscale, double* out) {
+TRIBUTARY_AVX512 std::size_t Round3Narrow(const std::uint32_t* records, const std::uint32_t* more,
+                                          std::size_t n, double unscale, double* out) {
   const __m256d scale = _mm256_set1_pd(unscale);
   const __m256d two32 = _mm256_set1_pd(PowerOfTwo(32));
   const __m256i low_digit = _mm256_set1_epi64x(0xffffffffLL);
@@ -420,15 +437,18 @@ TRIBUTARY_AVX512 std::size_t Round3Narrow(const std::uint32_t* records, const st
   for (; k + 4 <= n; k += 4) {
     const std::uint32_t* in = records + 3 * k;
     const __m256i a8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in));
-    const __m256i a4 = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 8)));
+    const __m256i a4 =
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 8)));
     __m256i low = _mm256_permutex2var_epi32(a8, low_from, a4);
     __m128i high = _mm256_castsi256_si128(_mm256_permutex2var_epi32(a8, high_from, a4));
     if constexpr (Sum) {
       const std::uint32_t* in_more = more + 3 * k;
       const __m256i b8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in_more));
-      const __m256i b4 = _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in_more + 8)));
+      const __m256i b4 =
+          _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in_more + 8)));
       const __m256i sum = _mm256_add_epi64(low, _mm256_permutex2var_epi32(b8, low_from, b4));
-      high = _mm_add_epi32(high, _mm256_castsi256_si128(_mm256_permutex2var_epi32(b8, high_from, b4)));
+      high =
+          _mm_add_epi32(high, _mm256_castsi256_si128(_mm256_permutex2var_epi32(b8, high_from, b4)));
       high = _mm_mask_add_epi32(high, _mm256_cmplt_epu64_mask(sum, low), high, one);
       low = sum;
     }
@@ -516,7 +536,6 @@ ExactKernelLevel LimitExactKernels(ExactKernelLevel limit) noexcept {
   return Level();
 }
 
-
 bool WidenRangeKernel(const double* x, std::size_t n, std::int64_t* lo, std::int64_t* hi,
                       bool* special) noexcept {
 #if TRIBUTARY_EXACT_AVX2
@@ -535,13 +554,15 @@ namespace {
 
 #if TRIBUTARY_EXACT_AVX2
 template <int Mode>
-void Deposit(const double* x, std::size_t n, int first, std::uint32_t* records, WindowFit* fit, Extremes* seen) {
+void Deposit(const double* x, std::size_t n, int first, std::uint32_t* records, WindowFit* fit,
+             Extremes* seen) {
   std::size_t done = 0;
   if (n >= 4) {  // (the vector loops' set-up is not worth it for fewer)
     const DepositBounds bounds(first, fit);
     if (n >= kWideFrom && HaveAvx512()) done = Deposit3Wide<Mode>(x, n, bounds, records, fit, seen);
-    done += HaveAvx512() ? Deposit3Narrow<Mode>(x + done, n - done, bounds, records + 3 * done, fit, seen)
-                         : Deposit3<Mode>(x + done, n - done, bounds, records + 3 * done, fit, seen);
+    done += HaveAvx512()
+                ? Deposit3Narrow<Mode>(x + done, n - done, bounds, records + 3 * done, fit, seen)
+                : Deposit3<Mode>(x + done, n - done, bounds, records + 3 * done, fit, seen);
   }
   // The last n mod 4 values one by one (the same records).
   ExactWindow w;
@@ -552,7 +573,8 @@ void Deposit(const double* x, std::size_t n, int first, std::uint32_t* records, 
     std::int64_t lo = std::int64_t(1) << 40, hi = -1;
     bool special = false;
     WidenRange(x[k], &lo, &hi, &special);
-    if (Mode == kCheck && (special || (hi >= 0 && (lo < 32 * first || hi > fit->hi)))) fit->fits = false;
+    if (Mode == kCheck && (special || (hi >= 0 && (lo < 32 * first || hi > fit->hi))))
+      fit->fits = false;
     if (Mode == kMeasure) {
       const double a = std::fabs(x[k]);
       seen->special |= special;
@@ -584,8 +606,9 @@ bool DepositKernel(const double* x, std::size_t n, int first, int digits, std::u
 #endif
 }
 
-bool DepositMeasuringKernel(const double* x, std::size_t n, int first, int digits, std::uint32_t* records,
-                            std::int64_t* lo, std::int64_t* hi, bool* special) noexcept {
+bool DepositMeasuringKernel(const double* x, std::size_t n, int first, int digits,
+                            std::uint32_t* records, std::int64_t* lo, std::int64_t* hi,
+                            bool* special) noexcept {
 #if TRIBUTARY_EXACT_AVX2
   if (!HaveAvx2() || !KernelWindow(first, digits)) return false;
   Extremes seen;
@@ -601,14 +624,16 @@ bool DepositMeasuringKernel(const double* x, std::size_t n, int first, int digit
 namespace {
 #if TRIBUTARY_EXACT_AVX2
 template <bool Sum>
-void Round(const std::uint32_t* records, const std::uint32_t* more, std::size_t n, int first, double* out) {
+void Round(const std::uint32_t* records, const std::uint32_t* more, std::size_t n, int first,
+           double* out) {
   std::size_t done = 0;
   if (n >= 4) {  // the records' values are their integers times 2^(32 first - 1074)
     const double unscale = PowerOfTwo(32 * first - 1074);
     if (n >= kWideFrom && HaveAvx512()) done = Round3Wide<Sum>(records, more, n, unscale, out);
     const std::uint32_t* more_rest = Sum ? more + 3 * done : nullptr;
-    done += HaveAvx512() ? Round3Narrow<Sum>(records + 3 * done, more_rest, n - done, unscale, out + done)
-                         : Round3<Sum>(records + 3 * done, more_rest, n - done, unscale, out + done);
+    done += HaveAvx512()
+                ? Round3Narrow<Sum>(records + 3 * done, more_rest, n - done, unscale, out + done)
+                : Round3<Sum>(records + 3 * done, more_rest, n - done, unscale, out + done);
   }
   using Form = ShortForm<3, false>;
   for (std::size_t k = done; k < n; ++k) {
@@ -620,7 +645,8 @@ void Round(const std::uint32_t* records, const std::uint32_t* more, std::size_t 
 #endif
 }  // namespace
 
-bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int digits, double* out) noexcept {
+bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int digits,
+                 double* out) noexcept {
 #if TRIBUTARY_EXACT_AVX2
   if (!HaveAvx2() || !KernelWindow(first, digits)) return false;
   Round<false>(records, nullptr, n, first, out);
@@ -631,8 +657,8 @@ bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int dig
 #endif
 }
 
-bool RoundSumKernel(const std::uint32_t* a, const std::uint32_t* b, std::size_t n, int first, int digits,
-                    double* out) noexcept {
+bool RoundSumKernel(const std::uint32_t* a, const std::uint32_t* b, std::size_t n, int first,
+                    int digits, double* out) noexcept {
 #if TRIBUTARY_EXACT_AVX2
   if (!HaveAvx2() || !KernelWindow(first, digits)) return false;
   Round<true>(a, b, n, first, out);

@@ -3,8 +3,6 @@
 // ordered fold over the order index, failure notices, the watchdog, and the poller that the
 // progress rule advances. Values are bytes of the reduction's size, combined through the
 // key's operator (tributary/keyed.hpp is the typed layer).
-#include "tributary/detail/keyed_engine.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -16,6 +14,7 @@
 
 #include "topology.hpp"
 #include "tributary/context.hpp"
+#include "tributary/detail/keyed_engine.hpp"
 #include "tributary/detail/progress.hpp"
 #include "tributary/detail/transport.hpp"
 #include "tributary/errors.hpp"
@@ -143,15 +142,18 @@ struct KeyedEngine::Impl {
   // Scratch values under the lock: [0] Fold's operand, [1] a rank's value or a result.
   char* Scratch(std::size_t i) const { return scratch_.Data() + i * stride_; }
 
-  void Declare(std::uint64_t key, KeyedOp op, std::int64_t count, std::int64_t local, const std::vector<int>& reducers,
-               const std::vector<int>& consumers) {
+  void Declare(std::uint64_t key, KeyedOp op, std::int64_t count, std::int64_t local,
+               const std::vector<int>& reducers, const std::vector<int>& consumers) {
     std::lock_guard<std::mutex> lock(mutex_);
     Key& k = keys_[key];
     const std::string where = Where(key, k.gen + 1);
-    if (k.gen > 0 && !DoneLocked(k)) throw UsageError(where + ": declared again before generation " + std::to_string(k.gen) + " completed here");
+    if (k.gen > 0 && !DoneLocked(k))
+      throw UsageError(where + ": declared again before generation " + std::to_string(k.gen) +
+                       " completed here");
     if (count < 0) throw UsageError(where + ": count must be given and >= 0");
     if (local < -1 || local > count)
-      throw UsageError(where + ": local count " + std::to_string(local) + " is not in 0.." + std::to_string(count));
+      throw UsageError(where + ": local count " + std::to_string(local) + " is not in 0.." +
+                       std::to_string(count));
     const int size = transport_.Size();
     auto ranks_ok = [size](const std::vector<int>& v) {
       for (int r : v)
@@ -159,7 +161,8 @@ struct KeyedEngine::Impl {
       return true;
     };
     if (!ranks_ok(reducers) || !ranks_ok(consumers))
-      throw UsageError(where + ": a reducer or consumer is not a rank of the Context (size " + std::to_string(size) + ")");
+      throw UsageError(where + ": a reducer or consumer is not a rank of the Context (size " +
+                       std::to_string(size) + ")");
     const bool ordered = !op.commutative || ctx_->Options().determinism != Determinism::fast;
     if (count == 0) {  // into scratch first: a refused declaration leaves the key as it was
       try {
@@ -188,8 +191,10 @@ struct KeyedEngine::Impl {
     fresh.armed_at = std::chrono::steady_clock::now();
     const int me = transport_.Rank();
     fresh.is_head = fresh.reducers[0] == me;
-    fresh.is_reducer = std::find(fresh.reducers.begin(), fresh.reducers.end(), me) != fresh.reducers.end();
-    fresh.is_consumer = std::find(fresh.consumers.begin(), fresh.consumers.end(), me) != fresh.consumers.end();
+    fresh.is_reducer =
+        std::find(fresh.reducers.begin(), fresh.reducers.end(), me) != fresh.reducers.end();
+    fresh.is_consumer =
+        std::find(fresh.consumers.begin(), fresh.consumers.end(), me) != fresh.consumers.end();
     if (fresh.ordered) {
       fresh.seen.assign(static_cast<std::size_t>(count), 0);
       fresh.items.Reserve(static_cast<std::size_t>(count) * stride_, align_);
@@ -210,13 +215,15 @@ struct KeyedEngine::Impl {
     std::lock_guard<std::mutex> lock(mutex_);
     Key& k = Declared(key);
     if (index < 0 || index >= k.count)
-      throw UsageError(Where(key, k.gen) + ": order index " + std::to_string(index) + " is outside 0.." +
-                       std::to_string(k.count - 1));
+      throw UsageError(Where(key, k.gen) + ": order index " + std::to_string(index) +
+                       " is outside 0.." + std::to_string(k.count - 1));
     if (!k.mine.insert(index).second)
-      throw UsageError(Where(key, k.gen) + ": order index " + std::to_string(index) + " was contributed twice on this rank");
+      throw UsageError(Where(key, k.gen) + ": order index " + std::to_string(index) +
+                       " was contributed twice on this rank");
     if (k.local >= 0 && k.contributed + 1 > k.local) {
       k.mine.erase(index);
-      throw UsageError(Where(key, k.gen) + ": more contributions than the declared local count " + std::to_string(k.local));
+      throw UsageError(Where(key, k.gen) + ": more contributions than the declared local count " +
+                       std::to_string(k.local));
     }
     ++k.contributed;
     if (k.ordered) {  // to the head with the index, at the next poll
@@ -257,13 +264,17 @@ struct KeyedEngine::Impl {
     if (!k.error.empty()) throw RemoteError(k.error_rank, k.error);
     if (DoneLocked(k) && transport_.SendsDone()) return TaskStatus::complete;
     const double limit = ctx_->Options().watchdog.count();
-    if (limit > 0 && !k.reported && std::chrono::duration<double>(std::chrono::steady_clock::now() - k.armed_at).count() > limit) {
-      std::string msg = Where(key, k.gen) + ": not complete after " + std::to_string(limit) + " s; ";
+    if (limit > 0 && !k.reported &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - k.armed_at).count() >
+            limit) {
+      std::string msg =
+          Where(key, k.gen) + ": not complete after " + std::to_string(limit) + " s; ";
       if (k.is_head)
-        msg += std::to_string(k.received) + " of " + std::to_string(k.count) + " contributions reached the head reducer";
+        msg += std::to_string(k.received) + " of " + std::to_string(k.count) +
+               " contributions reached the head reducer";
       else
-        msg += "this rank contributed " + std::to_string(k.contributed) + ", waiting for the head reducer (rank " +
-               std::to_string(k.reducers[0]) + ")";
+        msg += "this rank contributed " + std::to_string(k.contributed) +
+               ", waiting for the head reducer (rank " + std::to_string(k.reducers[0]) + ")";
       if (ctx_->Options().on_watchdog == WatchdogAction::fail) throw UsageError(msg);
       k.reported = true;  // once a generation; the key goes on waiting
       WatchdogReport(*ctx_, "watchdog: " + msg + " (reported once; the key goes on waiting)\n");
@@ -275,7 +286,8 @@ struct KeyedEngine::Impl {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = keys_.find(key);
     if (it == keys_.end() || !it->second.has_result)
-      throw UsageError(Where(key, it == keys_.end() ? 0 : it->second.gen) + ": no result on this rank (yet)");
+      throw UsageError(Where(key, it == keys_.end() ? 0 : it->second.gen) +
+                       ": no result on this rank (yet)");
     return SlotOf(it->second, result_slot);
   }
 
@@ -286,15 +298,15 @@ struct KeyedEngine::Impl {
   }
 
   std::string Where(std::uint64_t key, std::uint64_t gen) const {
-    return name_ + " key " + std::to_string(key) + ", generation " + std::to_string(gen) + ", rank " +
-           std::to_string(transport_.Rank());
+    return name_ + " key " + std::to_string(key) + ", generation " + std::to_string(gen) +
+           ", rank " + std::to_string(transport_.Rank());
   }
 
   Key& Declared(std::uint64_t key) {
     auto it = keys_.find(key);
     if (it == keys_.end() || it->second.gen == 0)
-      throw UsageError(name_ + " key " + std::to_string(key) + ", rank " + std::to_string(transport_.Rank()) +
-                       ": not declared on this rank");
+      throw UsageError(name_ + " key " + std::to_string(key) + ", rank " +
+                       std::to_string(transport_.Rank()) + ": not declared on this rank");
     return it->second;
   }
 
@@ -385,8 +397,8 @@ struct KeyedEngine::Impl {
     for (std::uint64_t key : unsent_) {
       Key& k = keys_[key];
       if (k.out_n > 0) {
-        SendTo(k.reducers[0], Message{Kind::item, key, k.gen, k.out_n, -1, k.hash}, k.out_items.data(),
-               k.out_items.size());
+        SendTo(k.reducers[0], Message{Kind::item, key, k.gen, k.out_n, -1, k.hash},
+               k.out_items.data(), k.out_items.size());
         k.out_items.clear();
         k.out_n = 0;
       }
@@ -419,7 +431,8 @@ struct KeyedEngine::Impl {
     std::set<int> told(k.consumers.begin(), k.consumers.end());
     told.insert(k.reducers.begin(), k.reducers.end());
     for (int r : told)
-      if (r != transport_.Rank()) SendTo(r, Message{Kind::failure, key, k.gen, 0, -1, k.hash}, text.data(), text.size());
+      if (r != transport_.Rank())
+        SendTo(r, Message{Kind::failure, key, k.gen, 0, -1, k.hash}, text.data(), text.size());
     k.finished = true;
   }
 
@@ -450,17 +463,21 @@ struct KeyedEngine::Impl {
       return;
     }
     if (m.hash != k.hash) {
-      const std::string text = Where(m.key, k.gen) + ": rank " + std::to_string(m.from) +
-                               " declared the key differently (operator, count, reducers or consumers)";
-      if (k.is_head) Fail(m.key, k, text);
-      else k.error = text, k.error_rank = transport_.Rank();
+      const std::string text =
+          Where(m.key, k.gen) + ": rank " + std::to_string(m.from) +
+          " declared the key differently (operator, count, reducers or consumers)";
+      if (k.is_head)
+        Fail(m.key, k, text);
+      else
+        k.error = text, k.error_rank = transport_.Rank();
       return;
     }
     if (m.kind == Kind::item) {  // ordered: n (index, value) records, only ever to the head
       k.received += m.n;
       if (k.received > k.count) {
-        Fail(m.key, k, Where(m.key, k.gen) + ": " + std::to_string(k.received) + " contributions for a count of " +
-                           std::to_string(k.count));
+        Fail(m.key, k,
+             Where(m.key, k.gen) + ": " + std::to_string(k.received) +
+                 " contributions for a count of " + std::to_string(k.count));
         return;
       }
       const char* at = payload;
@@ -469,8 +486,9 @@ struct KeyedEngine::Impl {
         std::memcpy(&index, at, sizeof index);
         const auto u = static_cast<std::size_t>(index);
         if (k.seen[u]) {
-          Fail(m.key, k, Where(m.key, k.gen) + ": order index " + std::to_string(index) +
-                             " was contributed twice (again by rank " + std::to_string(m.from) + ")");
+          Fail(m.key, k,
+               Where(m.key, k.gen) + ": order index " + std::to_string(index) +
+                   " was contributed twice (again by rank " + std::to_string(m.from) + ")");
           return;
         }
         k.seen[u] = 1;
@@ -487,8 +505,9 @@ struct KeyedEngine::Impl {
       k.received += m.n;
       k.received_check += m.check;
       if (k.received > k.count) {
-        Fail(m.key, k, Where(m.key, k.gen) + ": " + std::to_string(k.received) + " contributions for a count of " +
-                           std::to_string(k.count));
+        Fail(m.key, k,
+             Where(m.key, k.gen) + ": " + std::to_string(k.received) +
+                 " contributions for a count of " + std::to_string(k.count));
         return;
       }
       Fold(k, SlotOf(k, acc_slot), k.has_acc, payload);
@@ -510,9 +529,10 @@ struct KeyedEngine::Impl {
         std::uint64_t expected = 0;
         for (std::int64_t i = 0; i < k.count; ++i) expected += Mix(i);
         if (expected != k.received_check) {
-          Fail(key, k, Where(key, k.gen) + ": " + std::to_string(k.count) +
-                           " contributions arrived, but their order indices do not cover 0.." +
-                           std::to_string(k.count - 1) + " once each (an index was contributed twice)");
+          Fail(key, k,
+               Where(key, k.gen) + ": " + std::to_string(k.count) +
+                   " contributions arrived, but their order indices do not cover 0.." +
+                   std::to_string(k.count - 1) + " once each (an index was contributed twice)");
           return;
         }
         result = SlotOf(k, acc_slot);
@@ -521,7 +541,8 @@ struct KeyedEngine::Impl {
     k.finished = true;
     for (int r : k.consumers) SendTo(r, Message{Kind::result, key, k.gen, 0, -1, k.hash}, result);
     for (int r : k.reducers)
-      if (std::find(k.consumers.begin(), k.consumers.end(), r) == k.consumers.end() && r != transport_.Rank())
+      if (std::find(k.consumers.begin(), k.consumers.end(), r) == k.consumers.end() &&
+          r != transport_.Rank())
         SendTo(r, Message{Kind::done, key, k.gen, 0, -1, k.hash}, nullptr, 0);
   }
 
@@ -538,7 +559,8 @@ struct KeyedEngine::Impl {
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::vector<char>>> stash_;
 };
 
-KeyedEngine::KeyedEngine(Context& ctx, std::size_t value_bytes, std::size_t value_align, std::string name)
+KeyedEngine::KeyedEngine(Context& ctx, std::size_t value_bytes, std::size_t value_align,
+                         std::string name)
     : impl_(std::make_unique<Impl>(ctx, value_bytes, value_align, std::move(name))) {}
 
 KeyedEngine::~KeyedEngine() = default;
@@ -567,6 +589,8 @@ void KeyedEngine::Progress() {
 
 std::int64_t KeyedEngine::DomainsUsed(std::uint64_t key) const { return impl_->DomainsUsed(key); }
 
-std::uint64_t KeyedEngine::RemoteMessages() const noexcept { return impl_->transport_.RemoteMessages(); }
+std::uint64_t KeyedEngine::RemoteMessages() const noexcept {
+  return impl_->transport_.RemoteMessages();
+}
 
 }  // namespace tributary::detail

@@ -33,7 +33,8 @@ void AddHardwareOrder(NodeLayout* nodes, int local, int* created) {
   // then by rank in the node.
   CheckMpi(MPI_Comm_split(nodes->node, 0, mine, &nodes->by_hardware), "MPI_Comm_split");
   ++*created;
-  CheckMpi(MPI_Comm_set_errhandler(nodes->by_hardware, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  CheckMpi(MPI_Comm_set_errhandler(nodes->by_hardware, MPI_ERRORS_RETURN),
+           "MPI_Comm_set_errhandler");
 }
 
 // The ranks of `comm` that share a node. SimGrid SMPI 3.32's MPI_Comm_split_type can hand
@@ -109,7 +110,8 @@ void FreeNodeLayout(NodeLayout* nodes) noexcept {
   if (nodes->by_hardware != MPI_COMM_NULL) MPI_Comm_free(&nodes->by_hardware);
 }
 
-SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed, int* created) {
+SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed,
+                         int* created) {
   SelectionFacts f;
   f.comm_size = size;
   f.node_count = 1;
@@ -130,7 +132,8 @@ SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool 
   MPI_Comm_rank(shared, &local_rank);
   MPI_Comm_free(&shared);
   int leader = local_rank == 0 ? 1 : 0;
-  CheckMpi(MPI_Allreduce(&local_size, &f.ranks_per_node, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  CheckMpi(MPI_Allreduce(&local_size, &f.ranks_per_node, 1, MPI_INT, MPI_MAX, comm),
+           "MPI_Allreduce");
   CheckMpi(MPI_Allreduce(&leader, &f.node_count, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce");
   return f;
 }

@@ -57,11 +57,13 @@ void ProgressLoop(Context* ctx) {
 
 void ContextImpl::StartProgressThread(Context* ctx) {
   if (TRIBUTARY_HAVE_SMPI)
-    throw UsageError("ProgressPolicy::thread is not available under SimGrid SMPI: a "
-                     "simulated rank cannot call MPI from a std::thread; use polling");
+    throw UsageError(
+        "ProgressPolicy::thread is not available under SimGrid SMPI: a "
+        "simulated rank cannot call MPI from a std::thread; use polling");
   if (size > 1 && thread_level < MPI_THREAD_SERIALIZED)
-    throw UsageError("ProgressPolicy::thread needs MPI initialised with at least "
-                     "MPI_THREAD_SERIALIZED");
+    throw UsageError(
+        "ProgressPolicy::thread needs MPI initialised with at least "
+        "MPI_THREAD_SERIALIZED");
   progress_thread = std::thread(ProgressLoop, ctx);
 }
 #endif
@@ -105,7 +107,8 @@ void Context::WaitAll() {
     bool active = false;
     {
       std::lock_guard<std::mutex> lock(d.registry_mutex);
-      for (auto* core : d.objects) active = active || core->NetworkActive() || core->AwaitingClient();
+      for (auto* core : d.objects)
+        active = active || core->NetworkActive() || core->AwaitingClient();
     }
     if (!active) return;
     {

@@ -10,19 +10,24 @@
 #include "mpi_registry.hpp"
 #include "schedules/schedule.hpp"
 #include "tributary/context.hpp"
-#include "tributary/errors.hpp"
 #include "tributary/detail/progress.hpp"
+#include "tributary/errors.hpp"
 #include "tributary/tasks/sweep.hpp"
 
 namespace tributary::detail {
 
 const char* ToString(Phase p) noexcept {
   switch (p) {
-    case Phase::idle: return "idle";
-    case Phase::collecting: return "collecting";
-    case Phase::in_flight: return "in flight";
-    case Phase::done: return "done";
-    case Phase::failed: return "failed";
+    case Phase::idle:
+      return "idle";
+    case Phase::collecting:
+      return "collecting";
+    case Phase::in_flight:
+      return "in flight";
+    case Phase::done:
+      return "done";
+    case Phase::failed:
+      return "failed";
   }
   return "unknown";
 }
@@ -96,7 +101,8 @@ ReductionCore::~ReductionCore() {
     impl.HandleError(Where() +
                      ": destroyed while its network phase is in flight; wait until "
                      "CheckReduce returns complete before destroying it");
-    if (schedule_active_) (void)schedule_.release();  // its requests may still write: never free them
+    if (schedule_active_)
+      (void)schedule_.release();  // its requests may still write: never free them
     if (length_pending_) (void)check_schedule_.release();
   }
 #if TRIBUTARY_HAVE_MPI
@@ -125,7 +131,8 @@ std::vector<int> ReductionCore::MissingLists() const {
   std::vector<int> missing;
   if (State() != Phase::collecting) return missing;
   for (int i = 0; i < expected_; ++i)
-    if (static_cast<int>(arrived_flags_[static_cast<std::size_t>(i)].load(std::memory_order_acquire)) < per_list_)
+    if (static_cast<int>(arrived_flags_[static_cast<std::size_t>(i)].load(
+            std::memory_order_acquire)) < per_list_)
       missing.push_back(i);
   return missing;
 }
@@ -206,7 +213,8 @@ void ReductionCore::Arm(int expected, int per_list) {
   expected_ = expected;
   per_list_ = per_list;
   if (expected > flags_capacity_) {
-    arrived_flags_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(expected));
+    arrived_flags_ =
+        std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(expected));
     flags_capacity_ = expected;
   }
   for (int i = 0; i < expected; ++i)
@@ -269,7 +277,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   auto& impl = ctx_->Impl();
   try {
     if (!spec_.window) ChooseSchedule();  // exact records: once their size is known
-  } catch (const UsageError& e) {  // the same on every rank: the options are
+  } catch (const UsageError& e) {         // the same on every rank: the options are
     SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
     phase_.store(Phase::failed, std::memory_order_release);
     throw UsageError(error_);
@@ -277,7 +285,8 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   if (impl.size == 1) {
     if (spec_.window) UsePacked(spec_.window->Pack(spec_.window->Measure(), false));
     const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
-    if (spec_.input && bytes) std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
+    if (spec_.input && bytes)
+      std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
     phase_.store(Phase::in_flight, std::memory_order_release);
     return;  // nothing to send: Check finishes at once
   }
@@ -338,7 +347,9 @@ void ReductionCore::StartAgreement(const WindowNeeds* measured) {
   length_check_[1] = -len;
   length_check_[2] = sig;
   length_check_[3] = -sig;
-  const WindowNeeds local = measured ? *measured : spec_.window ? spec_.window->Measure() : WindowNeeds{};
+  const WindowNeeds local = measured       ? *measured
+                            : spec_.window ? spec_.window->Measure()
+                                           : WindowNeeds{};
   length_check_[4] = local.hi;
   length_check_[5] = -local.lo;
   length_check_[6] = local.terms;
@@ -371,9 +382,10 @@ bool ReductionCore::SpeculationMissed() const {
   const PackedSegment& records = spec_.packed->segments.front();
   std::uint32_t misfits = 0;
   if (finished_by_schedule_)  // the finisher copies that record's low digit
-    std::memcpy(&misfits,
-                static_cast<const unsigned char*>(finisher_.out) + (records.count - 1) * finisher_.out_size,
-                sizeof misfits);
+    std::memcpy(
+        &misfits,
+        static_cast<const unsigned char*>(finisher_.out) + (records.count - 1) * finisher_.out_size,
+        sizeof misfits);
   else
     std::memcpy(&misfits, Records() + (records.count - 1) * records.elem_size, sizeof misfits);
   return misfits != 0;
@@ -381,7 +393,8 @@ bool ReductionCore::SpeculationMissed() const {
 #endif
 
 const unsigned char* ReductionCore::Records() const {
-  return static_cast<const unsigned char*>(spec_.data) + sizeof(PackedHeader) + spec_.packed->segments.front().offset;
+  return static_cast<const unsigned char*>(spec_.data) + sizeof(PackedHeader) +
+         spec_.packed->segments.front().offset;
 }
 
 // Exact records the schedule left unrounded: rounded here where the result is wanted.
@@ -401,8 +414,8 @@ void ReductionCore::ChooseSchedule() {
       spec_.collective == Collective::reduce      ? o.reduce_schedule
       : spec_.collective == Collective::allgather ? o.allgather_schedule
                                                   : o.allreduce_schedule;
-  const std::size_t bytes = spec_.packed ? spec_.packed->bytes
-                                         : spec_.payload.count * spec_.payload.elem_size;
+  const std::size_t bytes =
+      spec_.packed ? spec_.packed->bytes : spec_.payload.count * spec_.payload.elem_size;
   const bool run_to_run = spec_.determinism == static_cast<int>(Determinism::run_to_run) &&
                           spec_.collective != Collective::allgather;
   if (spec_.device_memory) {
@@ -435,8 +448,8 @@ void ReductionCore::ChooseSchedule() {
     }
     // A node-aware leaf runs flat where the communicator has one node or one rank per node.
 #if TRIBUTARY_HAVE_MPI
-    if (params_.node_aware && (!impl.nodes || impl.nodes->count <= 1 ||
-                               impl.nodes->count >= impl.size))
+    if (params_.node_aware &&
+        (!impl.nodes || impl.nodes->count <= 1 || impl.nodes->count >= impl.size))
       params_.node_aware = false;
 #endif
   }
@@ -493,7 +506,7 @@ void ReductionCore::StartSchedule() {
     }
   }
   args.comm = kind == ScheduleKind::mpi_library ? impl.pool[static_cast<std::size_t>(pool_slot_)]
-                                                 : impl.p2p;
+                                                : impl.p2p;
   args.tag = impl.TagFor(pool_slot_, Generation());
   args.nodes = impl.nodes.get();
   if (spec_.data_read_only && !spec_.packed && WritesData(kind, args, impl.rank, impl.size)) {
@@ -526,8 +539,9 @@ MPI_Datatype ReductionCore::PackedType(const PackedLayout* layout) {
     packed_type_bytes_ = layout->bytes;
   }
   if (packed_type_layout_ != layout) {  // the attribute names the layout the op combines by
-    CheckMpi(MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), const_cast<PackedLayout*>(layout)),
-             "MPI_Type_set_attr");
+    CheckMpi(
+        MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), const_cast<PackedLayout*>(layout)),
+        "MPI_Type_set_attr");
     packed_type_layout_ = layout;
   }
   return packed_type_;
@@ -548,8 +562,9 @@ bool ReductionCore::AdvanceLocked() {
       const std::int64_t max = length_check_[0], min = -length_check_[1];
       if (length_check_[2] != -length_check_[3]) {
         SetError(ErrorKind::usage,
-                 Where() + ": the ranks started this generation with different operators, "
-                           "collectives or roots (checked at DebugLevel::full)",
+                 Where() +
+                     ": the ranks started this generation with different operators, "
+                     "collectives or roots (checked at DebugLevel::full)",
                  impl.rank);
         phase_.store(Phase::failed, std::memory_order_release);
         return true;
@@ -722,11 +737,15 @@ void ReductionCore::SetError(ErrorKind kind, std::string text, int origin) noexc
 
 void ReductionCore::ThrowError() const {
   switch (error_kind_) {
-    case ErrorKind::remote: throw RemoteError(error_origin_, error_);
-    case ErrorKind::mpi: throw MpiError(0, error_);
-    case ErrorKind::watchdog: throw RemoteError(error_origin_, error_);
+    case ErrorKind::remote:
+      throw RemoteError(error_origin_, error_);
+    case ErrorKind::mpi:
+      throw MpiError(0, error_);
+    case ErrorKind::watchdog:
+      throw RemoteError(error_origin_, error_);
     case ErrorKind::usage:
-    case ErrorKind::none: break;
+    case ErrorKind::none:
+      break;
   }
   throw UsageError(error_.empty() ? Where() + ": failed" : error_);
 }

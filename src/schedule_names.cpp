@@ -50,9 +50,12 @@ bool TakesRadix(ScheduleKind kind) noexcept { return Info(kind).takes_radix; }
 bool Supports(ScheduleKind kind, Collective c) noexcept {
   const auto& k = Info(kind);
   switch (c) {
-    case Collective::allreduce: return k.allreduce;
-    case Collective::reduce: return k.reduce;
-    case Collective::allgather: return k.allgather;
+    case Collective::allreduce:
+      return k.allreduce;
+    case Collective::reduce:
+      return k.reduce;
+    case Collective::allgather:
+      return k.allgather;
   }
   return false;
 }

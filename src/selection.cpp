@@ -24,11 +24,11 @@ struct PredInfo {
   bool fixed;  // known when the Context is created
 };
 constexpr PredInfo kPreds[] = {
-    {Pred::collective, "collective", true},   {Pred::comm_size, "comm_size", true},
-    {Pred::comm_type, "comm_type", true},     {Pred::ranks_per_node, "ranks_per_node", true},
-    {Pred::node_count, "node_count", true},   {Pred::msg_size, "msg_size", false},
-    {Pred::op_kind, "op_kind", false},        {Pred::commutative, "commutative", false},
-    {Pred::memory, "memory", false},          {Pred::determinism, "determinism", false},
+    {Pred::collective, "collective", true}, {Pred::comm_size, "comm_size", true},
+    {Pred::comm_type, "comm_type", true},   {Pred::ranks_per_node, "ranks_per_node", true},
+    {Pred::node_count, "node_count", true}, {Pred::msg_size, "msg_size", false},
+    {Pred::op_kind, "op_kind", false},      {Pred::commutative, "commutative", false},
+    {Pred::memory, "memory", false},        {Pred::determinism, "determinism", false},
 };
 const PredInfo* FindPred(const std::string& key) {
   for (const auto& p : kPreds)
@@ -68,10 +68,11 @@ class SelectionBuilder {
     if (!doc.is_object()) Fail("", "the document must be an object with a \"tree\" array");
     for (auto it = doc.begin(); it != doc.end(); ++it)
       if (it.key() != "tree" && it.key() != "comment" && it.key() != "tributary_selection")
-        Fail("/" + Escape(it.key()), "unknown key \"" + it.key() +
-                                         "\" (expected \"tree\", \"comment\", \"tributary_selection\")");
-    if (doc.contains("tributary_selection") &&
-        (!doc["tributary_selection"].is_number_integer() || doc["tributary_selection"].get<long long>() != 1))
+        Fail("/" + Escape(it.key()),
+             "unknown key \"" + it.key() +
+                 "\" (expected \"tree\", \"comment\", \"tributary_selection\")");
+    if (doc.contains("tributary_selection") && (!doc["tributary_selection"].is_number_integer() ||
+                                                doc["tributary_selection"].get<long long>() != 1))
       Fail("/tributary_selection", "unsupported format version (this library reads version 1)");
     if (!doc.contains("tree")) Fail("", "missing \"tree\"");
     tree_.root_ = List(doc["tree"], "/tree", Reach{}, 0);
@@ -103,8 +104,9 @@ class SelectionBuilder {
       const Json& node = j[i];
       if (!node.is_object()) Fail(p, "an operator node must be an object");
       if (node.contains("schedule"))
-        Fail(p + "/schedule", "a leaf among operator siblings: leaves belong at the bottom only, as the "
-                              "value of \"then\"");
+        Fail(p + "/schedule",
+             "a leaf among operator siblings: leaves belong at the bottom only, as the "
+             "value of \"then\"");
       const PredInfo* info = nullptr;
       std::string key;
       for (auto it = node.begin(); it != node.end(); ++it) {
@@ -123,12 +125,14 @@ class SelectionBuilder {
       if (!node.contains("then")) Fail(p, "missing \"then\"");
       if (i == 0) kind = info->pred;
       if (info->pred != kind)
-        Fail(p + "/" + Escape(key), "siblings must test one predicate: \"" + std::string(InfoOf(kind).key) +
-                                        "\" before, \"" + key + "\" here");
+        Fail(p + "/" + Escape(key), "siblings must test one predicate: \"" +
+                                        std::string(InfoOf(kind).key) + "\" before, \"" + key +
+                                        "\" here");
       auto [form, value] = Value(info->pred, node[key], p + "/" + Escape(key));
       const bool any = form == 0;
       if (any && i + 1 != j.size())
-        Fail(p + "/" + Escape(key), "\"any\" must be the last sibling (the ones after it are unreachable)");
+        Fail(p + "/" + Escape(key),
+             "\"any\" must be the last sibling (the ones after it are unreachable)");
       if (!any && i + 1 == j.size())
         Fail(p + "/" + Escape(key), "this level is incomplete: its last sibling must be \"any\"");
       parsed.push_back({info->pred, {form, value}});
@@ -153,7 +157,8 @@ class SelectionBuilder {
       if ((n.pred == Pred::commutative && n.form == SelectionTree::Form::eq && n.value == 1) ||
           (n.pred == Pred::op_kind && n.form == SelectionTree::Form::eq && n.value == 1))
         below.noncommutative = false;  // commutative, or a builtin operator (all commute)
-      const int child = List(j[i]["then"], ptr + "/" + std::to_string(i) + "/then", below, depth + 1);
+      const int child =
+          List(j[i]["then"], ptr + "/" + std::to_string(i) + "/then", below, depth + 1);
       tree_.nodes_[static_cast<std::size_t>(first) + i].then = child;
     }
     return index;
@@ -171,8 +176,9 @@ class SelectionBuilder {
       case Pred::comm_type:
         if (v.is_string() && v.get<std::string>() == "intra") return {3, 0};
         if (v.is_string() && v.get<std::string>() == "inter")
-          Fail(ptr, "\"inter\": intercommunicators are not supported (a Context is always over an "
-                    "intracommunicator)");
+          Fail(ptr,
+               "\"inter\": intercommunicators are not supported (a Context is always over an "
+               "intracommunicator)");
         Fail(ptr, "expected \"intra\" or \"any\"");
       case Pred::comm_size:
         if (v.is_string() && v.get<std::string>() == "pow2") return {2, 0};
@@ -182,14 +188,17 @@ class SelectionBuilder {
       case Pred::msg_size: {
         if (v.is_string()) {
           std::string s = v.get<std::string>();
-          s.erase(std::remove_if(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); }), s.end());
+          s.erase(
+              std::remove_if(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); }),
+              s.end());
           if (s.rfind("<=", 0) == 0) {
             const std::int64_t n = Number(s.substr(2), pred == Pred::msg_size, ptr);
             return {1, n};
           }
         }
         Fail(ptr, std::string("expected \"<= N\"") + (pred == Pred::comm_size ? ", \"pow2\"" : "") +
-                      (pred == Pred::msg_size ? " (bytes; KiB, MiB, GiB allowed)" : "") + " or \"any\"");
+                      (pred == Pred::msg_size ? " (bytes; KiB, MiB, GiB allowed)" : "") +
+                      " or \"any\"");
       }
       case Pred::op_kind:
         if (v.is_string() && v.get<std::string>() == "user") return {3, 0};
@@ -230,22 +239,25 @@ class SelectionBuilder {
 
   SelectionChoice Leaf(const Json& j, const std::string& ptr, const Reach& reach) const {
     SelectionChoice c;
-    if (!j.contains("schedule")) Fail(ptr, "a leaf needs \"schedule\" (or use an array of operator nodes)");
+    if (!j.contains("schedule"))
+      Fail(ptr, "a leaf needs \"schedule\" (or use an array of operator nodes)");
     for (auto it = j.begin(); it != j.end(); ++it) {
       const std::string& k = it.key();
       const std::string p = ptr + "/" + Escape(k);
       if (k == "comment") continue;
       if (k == "schedule") {
         if (!it->is_string() || !ParseScheduleKind(it->get<std::string>(), &c.kind))
-          Fail(p, "unknown schedule " + it->dump() +
-                      " (known: mpi_library, binomial, knomial, pipelined_tree, recursive_doubling, "
-                      "rabenseifner, ring, reduce_bcast)");
+          Fail(p,
+               "unknown schedule " + it->dump() +
+                   " (known: mpi_library, binomial, knomial, pipelined_tree, recursive_doubling, "
+                   "rabenseifner, ring, reduce_bcast)");
       } else if (k == "radix") {
         if (!it->is_number_integer() || it->get<long long>() < 2 || it->get<long long>() > 1024)
           Fail(p, "radix must be an integer from 2 to 1024");
         c.params.radix = static_cast<int>(it->get<long long>());
       } else if (k == "segment_bytes") {
-        if (!it->is_number_integer() || it->get<long long>() < 1 || it->get<long long>() > (1LL << 30))
+        if (!it->is_number_integer() || it->get<long long>() < 1 ||
+            it->get<long long>() > (1LL << 30))
           Fail(p, "segment_bytes must be an integer from 1 to 2^30");
         c.params.segment_bytes = static_cast<std::size_t>(it->get<long long>());
       } else if (k == "node_aware") {
@@ -254,13 +266,15 @@ class SelectionBuilder {
       } else if (FindPred(k) || k == "then") {
         Fail(p, "a leaf cannot hold \"" + k + "\": leaves belong at the bottom only");
       } else {
-        Fail(p, "unknown leaf key \"" + k + "\" (schedule, radix, segment_bytes, node_aware, comment)");
+        Fail(p, "unknown leaf key \"" + k +
+                    "\" (schedule, radix, segment_bytes, node_aware, comment)");
       }
     }
     const std::string sp = ptr + "/schedule";
     for (int col = 0; col < 3; ++col)
       if (reach.collective[col] && !Supports(c.kind, static_cast<Collective>(col)))
-        Fail(sp, std::string("schedule '") + ToString(c.kind) + "' does not implement " + kCollectives[col] +
+        Fail(sp, std::string("schedule '") + ToString(c.kind) + "' does not implement " +
+                     kCollectives[col] +
                      ", which can reach this leaf (add a \"collective\" branch above it)");
     // An allgather combines nothing: only a reduction's operator can need rank order.
     const bool reduces = reach.collective[static_cast<int>(Collective::allreduce)] ||
@@ -270,7 +284,8 @@ class SelectionBuilder {
                    "' does not keep rank order, and a non-commutative operator can reach this leaf "
                    "(put it under \"commutative\": true)");
     if (c.params.node_aware && c.kind == ScheduleKind::mpi_library)
-      Fail(ptr + "/node_aware", "the node-aware form needs one of Tributary's own schedules, not mpi_library");
+      Fail(ptr + "/node_aware",
+           "the node-aware form needs one of Tributary's own schedules, not mpi_library");
     return c;
   }
 
@@ -313,18 +328,27 @@ SelectionTree SelectionTree::Parse(const std::string& text, const std::string& s
 bool SelectionTree::Matches(const Node& n, const SelectionInput& in) const noexcept {
   if (n.form == Form::any) return true;
   switch (n.pred) {
-    case Pred::collective: return n.value == static_cast<std::int64_t>(collective_);
+    case Pred::collective:
+      return n.value == static_cast<std::int64_t>(collective_);
     case Pred::comm_size:
       return n.form == Form::pow2 ? (facts_.comm_size & (facts_.comm_size - 1)) == 0
                                   : facts_.comm_size <= n.value;
-    case Pred::comm_type: return true;  // always intra
-    case Pred::ranks_per_node: return facts_.ranks_per_node <= n.value;
-    case Pred::node_count: return facts_.node_count <= n.value;
-    case Pred::msg_size: return static_cast<std::int64_t>(in.bytes) <= n.value;
-    case Pred::op_kind: return n.value == (in.builtin_op ? 1 : 0);
-    case Pred::commutative: return n.value == (in.commutative ? 1 : 0);
-    case Pred::memory: return n.value == static_cast<std::int64_t>(in.memory);
-    case Pred::determinism: return n.value == in.determinism;
+    case Pred::comm_type:
+      return true;  // always intra
+    case Pred::ranks_per_node:
+      return facts_.ranks_per_node <= n.value;
+    case Pred::node_count:
+      return facts_.node_count <= n.value;
+    case Pred::msg_size:
+      return static_cast<std::int64_t>(in.bytes) <= n.value;
+    case Pred::op_kind:
+      return n.value == (in.builtin_op ? 1 : 0);
+    case Pred::commutative:
+      return n.value == (in.commutative ? 1 : 0);
+    case Pred::memory:
+      return n.value == static_cast<std::int64_t>(in.memory);
+    case Pred::determinism:
+      return n.value == in.determinism;
   }
   return false;
 }
@@ -394,19 +418,28 @@ std::string SelectionTree::ToJson(int indent) const {
     if (n.form == Form::pow2) return "pow2";
     if (n.form == Form::le) {
       if (n.pred == Pred::msg_size) {
-        if (n.value && n.value % (1LL << 20) == 0) return "<= " + std::to_string(n.value >> 20) + "MiB";
-        if (n.value && n.value % (1LL << 10) == 0) return "<= " + std::to_string(n.value >> 10) + "KiB";
+        if (n.value && n.value % (1LL << 20) == 0)
+          return "<= " + std::to_string(n.value >> 20) + "MiB";
+        if (n.value && n.value % (1LL << 10) == 0)
+          return "<= " + std::to_string(n.value >> 10) + "KiB";
       }
       return "<= " + std::to_string(n.value);
     }
     switch (n.pred) {
-      case Pred::collective: return kCollectives[n.value];
-      case Pred::comm_type: return "intra";
-      case Pred::op_kind: return n.value ? "builtin" : "user";
-      case Pred::commutative: return n.value != 0;
-      case Pred::memory: return n.value ? "device" : "host";
-      case Pred::determinism: return kDeterminism[n.value];
-      default: return n.value;
+      case Pred::collective:
+        return kCollectives[n.value];
+      case Pred::comm_type:
+        return "intra";
+      case Pred::op_kind:
+        return n.value ? "builtin" : "user";
+      case Pred::commutative:
+        return n.value != 0;
+      case Pred::memory:
+        return n.value ? "device" : "host";
+      case Pred::determinism:
+        return kDeterminism[n.value];
+      default:
+        return n.value;
     }
   };
   std::function<Json(int)> list = [&](int index) -> Json {
@@ -433,13 +466,15 @@ std::string SelectionTree::ToJson(int indent) const {
   Json doc;
   doc["tributary_selection"] = 1;
   if (pruned_)
-    doc["comment"] = std::string("pruned for ") + kCollectives[static_cast<int>(collective_)] + " on " +
-                     std::to_string(facts_.comm_size) + " ranks, " + std::to_string(facts_.node_count) +
-                     " node(s) of at most " + std::to_string(facts_.ranks_per_node) + " ranks";
+    doc["comment"] = std::string("pruned for ") + kCollectives[static_cast<int>(collective_)] +
+                     " on " + std::to_string(facts_.comm_size) + " ranks, " +
+                     std::to_string(facts_.node_count) + " node(s) of at most " +
+                     std::to_string(facts_.ranks_per_node) + " ranks";
   Json tree = list(root_);
   if (pruned_)  // loadable again: the pruned collective, and the MPI library for the others
-    tree = Json::array({Json{{"collective", kCollectives[static_cast<int>(collective_)]}, {"then", tree}},
-                        Json{{"collective", "any"}, {"then", Json{{"schedule", "mpi_library"}}}}});
+    tree = Json::array(
+        {Json{{"collective", kCollectives[static_cast<int>(collective_)]}, {"then", tree}},
+         Json{{"collective", "any"}, {"then", Json{{"schedule", "mpi_library"}}}}});
   else if (!tree.is_array())
     tree = Json::array({Json{{"msg_size", "any"}, {"then", tree}}});
   doc["tree"] = tree;

@@ -15,9 +15,9 @@ namespace tributary::detail {
 namespace {
 
 struct SelectionSource {
-  std::string name;   // the file, or "built-in selection tree"
+  std::string name;  // the file, or "built-in selection tree"
   std::string text;
-  std::string error;  // non-empty: the file could not be read
+  std::string error;     // non-empty: the file could not be read
   bool builtin = false;  // no file: the built-in tree for the communicator's shape
 };
 
@@ -59,7 +59,8 @@ SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option, 
   int use_builtin = s.builtin ? 1 : 0;
   CheckMpi(MPI_Bcast(&use_builtin, 1, MPI_INT, 0, comm), "MPI_Bcast");
   *builtin = use_builtin != 0;
-  if (*builtin) return SelectionTree::Parse(SelectionTree::DefaultJson(), "built-in selection tree");
+  if (*builtin)
+    return SelectionTree::Parse(SelectionTree::DefaultJson(), "built-in selection tree");
   bcast(&s.name);
   bcast(&s.text);
   return SelectionTree::Parse(s.text, s.name);

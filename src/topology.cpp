@@ -24,10 +24,12 @@ int BoundPosition() {
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return position;
   hwloc_bitmap_t set = hwloc_bitmap_alloc();
-  if (set && hwloc_topology_load(topo) == 0 && hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_THREAD) == 0 &&
-      !hwloc_bitmap_iszero(set) && !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), set)) {
+  if (set && hwloc_topology_load(topo) == 0 &&
+      hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_THREAD) == 0 && !hwloc_bitmap_iszero(set) &&
+      !hwloc_bitmap_isincluded(hwloc_topology_get_allowed_cpuset(topo), set)) {
     const int first = hwloc_bitmap_first(set);
-    if (hwloc_obj_t pu = first < 0 ? nullptr : hwloc_get_pu_obj_by_os_index(topo, static_cast<unsigned>(first)))
+    if (hwloc_obj_t pu =
+            first < 0 ? nullptr : hwloc_get_pu_obj_by_os_index(topo, static_cast<unsigned>(first)))
       position = static_cast<int>(pu->logical_index);
   }
   hwloc_bitmap_free(set);
@@ -49,7 +51,8 @@ std::vector<int> CpuDomains() {
       if (!pu) continue;
       // The NUMA node whose cpuset holds this PU; without NUMA nodes, the package.
       int d = 0;
-      hwloc_obj_t numa = hwloc_get_next_obj_covering_cpuset_by_type(topo, pu->cpuset, HWLOC_OBJ_NUMANODE, nullptr);
+      hwloc_obj_t numa =
+          hwloc_get_next_obj_covering_cpuset_by_type(topo, pu->cpuset, HWLOC_OBJ_NUMANODE, nullptr);
       if (numa) {
         d = static_cast<int>(numa->logical_index);
       } else if (hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu)) {

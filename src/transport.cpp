@@ -52,7 +52,8 @@ Transport::~Transport() {
 #endif
 }
 
-void Transport::Send(int rank, const void* head, std::size_t head_bytes, const void* body, std::size_t body_bytes) {
+void Transport::Send(int rank, const void* head, std::size_t head_bytes, const void* body,
+                     std::size_t body_bytes) {
   // One buffer, filled once: [nonce (to other ranks)] head body.
   const std::size_t prefix = rank == rank_ ? 0 : sizeof(std::uint64_t);
   std::vector<char> wire;
@@ -76,7 +77,8 @@ void Transport::Send(int rank, const void* head, std::size_t head_bytes, const v
   impl_->buffers.push_back(std::move(wire));
   impl_->requests.push_back(MPI_REQUEST_NULL);
   const std::vector<char>& w = impl_->buffers.back();
-  const int rc = MPI_Isend(w.data(), static_cast<int>(w.size()), MPI_BYTE, rank, 0, impl_->comm, &impl_->requests.back());
+  const int rc = MPI_Isend(w.data(), static_cast<int>(w.size()), MPI_BYTE, rank, 0, impl_->comm,
+                           &impl_->requests.back());
   if (rc != MPI_SUCCESS) throw MpiError(rc, "tributary: MPI_Isend failed");
   ++remote_;
 #endif

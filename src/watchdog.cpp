@@ -64,8 +64,9 @@ void ContextImpl::RunWatchdog() {
           report << q.mine;
         } else {
           auto a = q.answers.find(r);
-          report << (a == q.answers.end() ? std::string("no answer (busy outside Tributary, or hung)")
-                                          : a->second);
+          report << (a == q.answers.end()
+                         ? std::string("no answer (busy outside Tributary, or hung)")
+                         : a->second);
         }
         report << "\n";
       }

@@ -27,8 +27,8 @@ constexpr int kBlocksPerRank = 4;
 
 // One closing-table row: every variant whose name begins with `prefix` (radix 2, 4, 8 in
 // order) against the baseline, "a / b / c µs vs d µs" and their ratios "x / y / z".
-void AddByRadix(tb::GoalTable& table, const std::string& comparison, const std::vector<tb::Result>& results,
-                const std::string& prefix) {
+void AddByRadix(tb::GoalTable& table, const std::string& comparison,
+                const std::vector<tb::Result>& results, const std::string& prefix) {
   std::string times, ratios;
   for (const tb::Result& r : results) {
     if (r.variant.compare(0, prefix.size(), prefix) != 0) continue;
@@ -38,29 +38,36 @@ void AddByRadix(tb::GoalTable& table, const std::string& comparison, const std::
   table.Add(comparison, times + " vs " + tb::FormatSeconds(results.front().median_s), ratios);
 }
 
-void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick, tb::GoalTable& table) {
+void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick,
+                tb::GoalTable& table) {
   const int p = ctx.Size(), blocks = kBlocksPerRank * p;
   const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 1, p);
   std::vector<std::size_t> sizes = {1, 1024, 65536};
   if (quick) sizes = {1, 1024};
   for (std::size_t n : sizes) {
-    tb::Runner run(MPI_COMM_WORLD, "block reductions, " + std::to_string(blocks) + " blocks", "local combine + MPI_Allreduce",
+    tb::Runner run(MPI_COMM_WORLD, "block reductions, " + std::to_string(blocks) + " blocks",
+                   "local combine + MPI_Allreduce",
                    tb::ForMessage(base, n * sizeof(double), quick));
     std::vector<Block> mine;
-    for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, std::vector<double>(n, 1.0), {}, {}});
+    for (int g : grid.LocalBlocks(ctx.Rank()))
+      mine.push_back(Block{g, std::vector<double>(n, 1.0), {}, {}});
     std::vector<Block*> ptrs;
     for (Block& b : mine) ptrs.push_back(&b);
     const auto reset = [&] {
       for (Block& b : mine) std::fill(b.data.begin(), b.data.end(), 1.0);
     };
     std::vector<double> local(n);
-    run.Add("local combine + MPI_Allreduce", [&] {
-      reset();
-      std::fill(local.begin(), local.end(), 0.0);
-      for (const Block& b : mine)
-        for (std::size_t i = 0; i < n; ++i) local[i] += b.data[i];
-      MPI_Allreduce(MPI_IN_PLACE, local.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    }, [&] { return local[0] == blocks; });
+    run.Add(
+        "local combine + MPI_Allreduce",
+        [&] {
+          reset();
+          std::fill(local.begin(), local.end(), 0.0);
+          for (const Block& b : mine)
+            for (std::size_t i = 0; i < n; ++i) local[i] += b.data[i];
+          MPI_Allreduce(MPI_IN_PLACE, local.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM,
+                        MPI_COMM_WORLD);
+        },
+        [&] { return local[0] == blocks; });
     // Each pattern and radix: its own object and task collection, reused every iteration.
     struct Variant {
       std::unique_ptr<tributary::BlockReduction<Block>> pattern;
@@ -81,7 +88,8 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick, tb
         auto v = std::make_unique<Variant>();
         v->pattern = std::make_unique<tributary::BlockReduction<Block>>(
             ctx, tributary::BlockPartners(pattern, grid, {k}),
-            [sum_in](Block& b, tributary::BlockProxy& rp, const tributary::BlockPartners& partners) {
+            [sum_in](Block& b, tributary::BlockProxy& rp,
+                     const tributary::BlockPartners& partners) {
               if (partners.InMerge(rp.Round()))
                 sum_in(b, rp);
               else
@@ -91,16 +99,19 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick, tb
         v->pattern->AddTasks(v->tc.AddRegion(static_cast<int>(mine.size())));
         Variant* raw = v.get();
         const bool all = pattern == BlockPattern::all_reduce;
-        run.Add(std::string(all ? "all-reduce" : "merge") + ", radix " + std::to_string(k), [&, raw] {
-          reset();
-          raw->pattern->Start(ptrs);
-          ctx.Execute(raw->tc);
-        }, [&, all] {
-          bool ok = true;
-          for (const Block& b : mine)
-            if (all || b.gid == 0) ok = ok && b.data[0] == blocks;
-          return ok;
-        });
+        run.Add(
+            std::string(all ? "all-reduce" : "merge") + ", radix " + std::to_string(k),
+            [&, raw] {
+              reset();
+              raw->pattern->Start(ptrs);
+              ctx.Execute(raw->tc);
+            },
+            [&, all] {
+              bool ok = true;
+              for (const Block& b : mine)
+                if (all || b.gid == 0) ok = ok && b.data[0] == blocks;
+              return ok;
+            });
         variants.push_back(std::move(v));
       }
     run.Run(tb::FormatBytes(n * sizeof(double)));
@@ -120,13 +131,19 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick, tb::
   std::vector<std::size_t> sizes = {1, 256, 4096};
   if (quick) sizes = {1, 256};
   for (std::size_t m : sizes) {
-    tb::Runner run(MPI_COMM_WORLD, "block all-to-all, " + std::to_string(blocks) + " blocks", "MPI_Alltoall",
-                   tb::ForMessage(base, m * sizeof(double) * static_cast<std::size_t>(blocks), quick));
+    tb::Runner run(
+        MPI_COMM_WORLD, "block all-to-all, " + std::to_string(blocks) + " blocks", "MPI_Alltoall",
+        tb::ForMessage(base, m * sizeof(double) * static_cast<std::size_t>(blocks), quick));
     const int per_pair = kBlocksPerRank * kBlocksPerRank * static_cast<int>(m);
-    std::vector<double> send(static_cast<std::size_t>(per_pair) * static_cast<std::size_t>(p), 1.0), recv(send.size());
-    run.Add("MPI_Alltoall", [&] {
-      MPI_Alltoall(send.data(), per_pair, MPI_DOUBLE, recv.data(), per_pair, MPI_DOUBLE, MPI_COMM_WORLD);
-    }, [&] { return recv[0] == 1.0; });
+    std::vector<double> send(static_cast<std::size_t>(per_pair) * static_cast<std::size_t>(p), 1.0),
+        recv(send.size());
+    run.Add(
+        "MPI_Alltoall",
+        [&] {
+          MPI_Alltoall(send.data(), per_pair, MPI_DOUBLE, recv.data(), per_pair, MPI_DOUBLE,
+                       MPI_COMM_WORLD);
+        },
+        [&] { return recv[0] == 1.0; });
     std::vector<Block> mine;
     for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, {}, {}, {}});
     std::vector<Block*> ptrs;
@@ -156,19 +173,25 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick, tb::
           std::vector<int>{k});
       v->pattern->AddTasks(v->tc.AddRegion(static_cast<int>(mine.size())));
       Variant* raw = v.get();
-      run.Add("blocks, radix " + std::to_string(k), [&, raw] {
-        received = 0;
-        raw->pattern->Start(ptrs);
-        ctx.Execute(raw->tc);
-      }, [&] { return received == static_cast<double>(blocks) * static_cast<double>(mine.size()); });
+      run.Add(
+          "blocks, radix " + std::to_string(k),
+          [&, raw] {
+            received = 0;
+            raw->pattern->Start(ptrs);
+            ctx.Execute(raw->tc);
+          },
+          [&] {
+            return received == static_cast<double>(blocks) * static_cast<double>(mine.size());
+          });
       variants.push_back(std::move(v));
     }
     run.Run(tb::FormatBytes(m * sizeof(double)) + " per block pair");
     run.Report();
     if (ctx.Rank() == 0)
       AddByRadix(table,
-                 tb::FormatBytes(m * sizeof(double)) + " per block pair: all-to-all, radix 2 / 4 / 8, vs one "
-                 "`MPI_Alltoall`",
+                 tb::FormatBytes(m * sizeof(double)) +
+                     " per block pair: all-to-all, radix 2 / 4 / 8, vs one "
+                     "`MPI_Alltoall`",
                  run.Results(), "blocks, radix");
   }
 }
@@ -195,7 +218,9 @@ int main(int argc, char** argv) {
     Reductions(o, ctx, quick, table);
     AllToAll(o, ctx, quick, table);
     if (ctx.Rank() == 0)
-      table.Print(("Block patterns at " + std::to_string(ctx.Size()) + " ranks against the MPI library").c_str());
+      table.Print(
+          ("Block patterns at " + std::to_string(ctx.Size()) + " ranks against the MPI library")
+              .c_str());
   }
   MPI_Finalize();
   return 0;

@@ -36,23 +36,30 @@ void Wait(R& r) {
   }
 }
 
-void OneScalarPerCycle(const tb::Options& o, tributary::Context& ctx, MPI_Comm raw_comm, tb::GoalTable& sum) {
+void OneScalarPerCycle(const tb::Options& o, tributary::Context& ctx, MPI_Comm raw_comm,
+                       tb::GoalTable& sum) {
   tb::Runner run(MPI_COMM_WORLD, "one AllReduce<double> per cycle", "MPI_Iallreduce+MPI_Test", o);
   const int p = run.Size();
   double raw = 0;
-  run.Add("MPI_Iallreduce+MPI_Test", [&] {
-    raw = 1.0;
-    MPI_Request req;
-    MPI_Iallreduce(MPI_IN_PLACE, &raw, 1, MPI_DOUBLE, MPI_SUM, raw_comm, &req);
-    int done = 0;
-    while (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-  }, [&] { return raw == p; });
+  run.Add(
+      "MPI_Iallreduce+MPI_Test",
+      [&] {
+        raw = 1.0;
+        MPI_Request req;
+        MPI_Iallreduce(MPI_IN_PLACE, &raw, 1, MPI_DOUBLE, MPI_SUM, raw_comm, &req);
+        int done = 0;
+        while (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      },
+      [&] { return raw == p; });
   tributary::AllReduce<double> direct(ctx, "direct");
-  run.Add("StartReduce+CheckReduce", [&] {
-    direct.val = 1.0;
-    direct.StartReduce(tributary::Sum{});
-    Wait(direct);
-  }, [&] { return direct.val == p; });
+  run.Add(
+      "StartReduce+CheckReduce",
+      [&] {
+        direct.val = 1.0;
+        direct.StartReduce(tributary::Sum{});
+        Wait(direct);
+      },
+      [&] { return direct.val == p; });
   // Through the task engine: a contribute task and a check task in one list.
   tributary::AllReduce<double> tasked(ctx, "tasked");
   tributary::TaskCollection tc;
@@ -60,10 +67,13 @@ void OneScalarPerCycle(const tb::Options& o, tributary::Context& ctx, MPI_Comm r
   auto c = tl.AddTask(TaskID(), [&] { return tasked.Contribute(0, 1.0); });
   tl.AddTask(c, [&] { return tasked.CheckReduce(); });
   tributary::SerialExecutor ex;
-  run.Add("task engine: Expect+Contribute+CheckReduce", [&] {
-    tasked.Expect(1, tributary::Sum{});
-    ctx.Execute(tc, ex);
-  }, [&] { return tasked.val == p; });
+  run.Add(
+      "task engine: Expect+Contribute+CheckReduce",
+      [&] {
+        tasked.Expect(1, tributary::Sum{});
+        ctx.Execute(tc, ex);
+      },
+      [&] { return tasked.val == p; });
   // The same cycle on the MPI library's own MPI_Iallreduce (the schedule forced).
   tributary::ContextOptions lib_options;
   lib_options.allreduce_schedule = tributary::ScheduleKind::mpi_library;
@@ -73,26 +83,34 @@ void OneScalarPerCycle(const tb::Options& o, tributary::Context& ctx, MPI_Comm r
   auto& lib_tl = lib_tc.AddRegion(1)[0];
   auto lc = lib_tl.AddTask(TaskID(), [&] { return lib.Contribute(0, 1.0); });
   lib_tl.AddTask(lc, [&] { return lib.CheckReduce(); });
-  run.Add("task engine, mpi_library schedule", [&] {
-    lib.Expect(1, tributary::Sum{});
-    lib_ctx.Execute(lib_tc, ex);
-  }, [&] { return lib.val == p; });
+  run.Add(
+      "task engine, mpi_library schedule",
+      [&] {
+        lib.Expect(1, tributary::Sum{});
+        lib_ctx.Execute(lib_tc, ex);
+      },
+      [&] { return lib.val == p; });
   run.Run("8 B");
   run.Report();
   if (run.Rank() == 0) {
     const auto& r = run.Results();
-    std::printf("\noverhead per cycle through the task engine: %.0f ns (%.2fx); on the MPI "
-                "library's schedule: %.0f ns (%.2fx)\n",
-                (r[2].median_s - r[0].median_s) * 1e9, r[2].ratio,
-                (r[3].median_s - r[0].median_s) * 1e9, r[3].ratio);
+    std::printf(
+        "\noverhead per cycle through the task engine: %.0f ns (%.2fx); on the MPI "
+        "library's schedule: %.0f ns (%.2fx)\n",
+        (r[2].median_s - r[0].median_s) * 1e9, r[2].ratio, (r[3].median_s - r[0].median_s) * 1e9,
+        r[3].ratio);
     sum.Add("raw `MPI_Iallreduce` + `MPI_Test` loop", tb::FormatSeconds(r[0].median_s), "1.00", "");
-    sum.Add("`AllReduce<double>`: `StartReduce` + `CheckReduce` loop", tb::FormatSeconds(r[1].median_s),
-            FormatRatio(r[1].ratio), "");
-    sum.Add("`AllReduce<double>` per cycle through the task engine (`Expect`, contribute task, check task, "
-            "`Context::Execute`)",
-            tb::FormatSeconds(r[2].median_s), FormatRatio(r[2].ratio), Goal("≤ 1.3", r[2].ratio <= 1.3));
+    sum.Add("`AllReduce<double>`: `StartReduce` + `CheckReduce` loop",
+            tb::FormatSeconds(r[1].median_s), FormatRatio(r[1].ratio), "");
+    sum.Add(
+        "`AllReduce<double>` per cycle through the task engine (`Expect`, contribute task, check "
+        "task, "
+        "`Context::Execute`)",
+        tb::FormatSeconds(r[2].median_s), FormatRatio(r[2].ratio),
+        Goal("≤ 1.3", r[2].ratio <= 1.3));
     sum.Add("the same cycle on the MPI library's schedule (`mpi_library` forced)",
-            tb::FormatSeconds(r[3].median_s), FormatRatio(r[3].ratio), Goal("≤ 1.3", r[3].ratio <= 1.3));
+            tb::FormatSeconds(r[3].median_s), FormatRatio(r[3].ratio),
+            Goal("≤ 1.3", r[3].ratio <= 1.3));
   }
 }
 
@@ -118,19 +136,22 @@ void RegionalVersusPerList(const tb::Options& o, tributary::Context& ctx, tb::Go
     cr[i].AddTask(s, [&regional] { return regional.CheckReduce(); });
   }
   tributary::SerialExecutor ex;
-  run.Add("per-list reductions", [&] { ctx.Execute(per_list, ex); },
-          [&] { return own[7].val == p; });
-  run.Add("regional combine", [&] {
-    regional.Expect(lists, tributary::Sum{});
-    ctx.Execute(combined, ex);
-  }, [&] { return regional.val == static_cast<double>(lists * p); });
+  run.Add(
+      "per-list reductions", [&] { ctx.Execute(per_list, ex); }, [&] { return own[7].val == p; });
+  run.Add(
+      "regional combine",
+      [&] {
+        regional.Expect(lists, tributary::Sum{});
+        ctx.Execute(combined, ex);
+      },
+      [&] { return regional.val == static_cast<double>(lists * p); });
   run.Run("8 lists");
   run.Report();
   if (run.Rank() == 0) {
     const auto& r = run.Results();
     std::printf("\nregional combine is %.1fx faster than per-list reductions\n", 1.0 / r[1].ratio);
-    sum.Add("8 lists per rank: each list starts its own reduction", tb::FormatSeconds(r[0].median_s), "1.00",
-            "");
+    sum.Add("8 lists per rank: each list starts its own reduction",
+            tb::FormatSeconds(r[0].median_s), "1.00", "");
     char faster[64];
     std::snprintf(faster, sizeof faster, "%.1fx faster (%.2f)", 1.0 / r[1].ratio, r[1].ratio);
     sum.Add("8 lists per rank: regional combine", tb::FormatSeconds(r[1].median_s), faster,
@@ -142,28 +163,34 @@ void BatchVersusScalar(const tb::Options& o, tributary::Context& ctx, tb::GoalTa
   tb::Runner run(MPI_COMM_WORLD, "batch of 8 scalars", "one scalar", o);
   const int p = run.Size();
   tributary::AllReduce<double> one(ctx, "one");
-  run.Add("one scalar", [&] {
-    one.val = 1.0;
-    one.StartReduce(tributary::Sum{});
-    Wait(one);
-  }, [&] { return one.val == p; });
+  run.Add(
+      "one scalar",
+      [&] {
+        one.val = 1.0;
+        one.StartReduce(tributary::Sum{});
+        Wait(one);
+      },
+      [&] { return one.val == p; });
   tributary::Batch batch(ctx, "eight");
   std::vector<tributary::BatchMember<double>*> m;
   m.push_back(&batch.Add<double>(tributary::Min{}));
   m.push_back(&batch.Add<double>(tributary::Max{}));
   for (int k = 0; k < 6; ++k) m.push_back(&batch.Add<double>(tributary::Sum{}));
-  run.Add("batch of 8", [&] {
-    for (auto* x : m) x->val = 1.0;
-    batch.StartReduce();
-    Wait(batch);
-  }, [&] { return m[7]->val == p && m[0]->val == 1.0; });
+  run.Add(
+      "batch of 8",
+      [&] {
+        for (auto* x : m) x->val = 1.0;
+        batch.StartReduce();
+        Wait(batch);
+      },
+      [&] { return m[7]->val == p && m[0]->val == 1.0; });
   run.Run("8 x 8 B");
   run.Report();
   if (run.Rank() == 0) {
     const auto& r = run.Results();
     sum.Add("batch of 8 scalars vs one scalar reduction",
-            tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s), FormatRatio(r[1].ratio),
-            Goal("≤ 1.3", r[1].ratio <= 1.3));
+            tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
+            FormatRatio(r[1].ratio), Goal("≤ 1.3", r[1].ratio <= 1.3));
   }
 }
 
@@ -176,22 +203,28 @@ void LengthCheckCost(const tb::Options& o, tb::GoalTable& sum) {
     tb::Runner run(MPI_COMM_WORLD, "vector allreduce with the length check", "DebugLevel::none", o);
     const int p = run.Size();
     tributary::AllReduce<std::vector<double>> a(plain, "unchecked"), b(with_check, "checked");
-    run.Add("DebugLevel::none", [&] {
-      a.val.assign(n, 1.0);
-      a.StartReduce(tributary::Sum{});
-      Wait(a);
-    }, [&] { return a.val.size() == n && a.val[0] == p; });
-    run.Add("DebugLevel::basic (length check)", [&] {
-      b.val.assign(n, 1.0);
-      b.StartReduce(tributary::Sum{});
-      Wait(b);
-    }, [&] { return b.val.size() == n && b.val[0] == p; });
+    run.Add(
+        "DebugLevel::none",
+        [&] {
+          a.val.assign(n, 1.0);
+          a.StartReduce(tributary::Sum{});
+          Wait(a);
+        },
+        [&] { return a.val.size() == n && a.val[0] == p; });
+    run.Add(
+        "DebugLevel::basic (length check)",
+        [&] {
+          b.val.assign(n, 1.0);
+          b.StartReduce(tributary::Sum{});
+          Wait(b);
+        },
+        [&] { return b.val.size() == n && b.val[0] == p; });
     run.Run(tb::FormatBytes(n * sizeof(double)));
     run.Report();
     if (run.Rank() == 0) {
       const auto& r = run.Results();
       sum.Add("`std::vector<double>` of " + tb::FormatBytes(n * sizeof(double)) +
-              ": the length check of `DebugLevel::basic` vs `DebugLevel::none`",
+                  ": the length check of `DebugLevel::basic` vs `DebugLevel::none`",
               tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
               FormatRatio(r[1].ratio), "");
     }
@@ -239,17 +272,21 @@ void CheckCost(tributary::Context& ctx, tb::GoalTable& sum) {
     for (auto& m : more) Wait(*m);
   }
   if (ctx.Rank() == 0)
-    std::printf("\n### CheckReduce on an incomplete reduction (rank 0, %d calls)\n\n"
-                "| where | alone | with 8 others in flight |\n|---|---|---|\n"
-                "| outside an executor (one test each) | %.0f ns | %.0f ns |\n"
-                "| within one executor sweep (flag test) | %.1f ns | %.1f ns |\n",
-                calls, outside[0] * 1e9, outside[1] * 1e9, in_sweep[0] * 1e9, in_sweep[1] * 1e9);
+    std::printf(
+        "\n### CheckReduce on an incomplete reduction (rank 0, %d calls)\n\n"
+        "| where | alone | with 8 others in flight |\n|---|---|---|\n"
+        "| outside an executor (one test each) | %.0f ns | %.0f ns |\n"
+        "| within one executor sweep (flag test) | %.1f ns | %.1f ns |\n",
+        calls, outside[0] * 1e9, outside[1] * 1e9, in_sweep[0] * 1e9, in_sweep[1] * 1e9);
   if (ctx.Rank() == 0) {
-    sum.Add("`CheckReduce` on an incomplete reduction, outside an executor (one test, and the turn of "
-            "another operation)",
-            Nanoseconds(outside[0]), "", Goal("< 100 ns", outside[0] < 100e-9));
-    sum.Add("the same with 8 other reductions in flight (each incomplete check advances one of them in turn)",
-            Nanoseconds(outside[1]), "", Goal("< 100 ns", outside[1] < 100e-9));
+    sum.Add(
+        "`CheckReduce` on an incomplete reduction, outside an executor (one test, and the turn of "
+        "another operation)",
+        Nanoseconds(outside[0]), "", Goal("< 100 ns", outside[0] < 100e-9));
+    sum.Add(
+        "the same with 8 other reductions in flight (each incomplete check advances one of them in "
+        "turn)",
+        Nanoseconds(outside[1]), "", Goal("< 100 ns", outside[1] < 100e-9));
     sum.Add("`CheckReduce` on an incomplete reduction, within one executor sweep (flag test)",
             Nanoseconds(in_sweep[0]), "", "");
   }

@@ -9,7 +9,6 @@
 // It ends with one table of those figures against their goals (docs/performance.md takes
 // that table as it is).
 #include <Kokkos_Core.hpp>
-
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -38,7 +37,8 @@ struct PlainSum {
 };
 
 void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick, tb::GoalTable& goals) {
-  std::vector<std::size_t> sizes = {std::size_t(1) << 20, std::size_t(1) << 23, std::size_t(1) << 25};
+  std::vector<std::size_t> sizes = {std::size_t(1) << 20, std::size_t(1) << 23,
+                                    std::size_t(1) << 25};
   if (quick) sizes = {std::size_t(1) << 16};
   struct Row {
     std::size_t n;
@@ -53,9 +53,9 @@ void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick, tb:
     }
     tb::Runner r(MPI_COMM_WORLD, "device sum vs copy bandwidth", "copy (STREAM-like)", o);
     Kokkos::View<double*, Mem> src("src", n), dst("dst", n);
-    Kokkos::parallel_for("fill", Kokkos::RangePolicy<Exec>(0, n), KOKKOS_LAMBDA(const std::int64_t i) {
-      src(i) = static_cast<double>(i % 1000) * 0.25;
-    });
+    Kokkos::parallel_for(
+        "fill", Kokkos::RangePolicy<Exec>(0, n),
+        KOKKOS_LAMBDA(const std::int64_t i) { src(i) = static_cast<double>(i % 1000) * 0.25; });
     Kokkos::fence();
     const double want = [&] {
       double s = 0;
@@ -63,55 +63,76 @@ void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick, tb:
       return s * ctx.Size();
     }();
     r.Add("copy (STREAM-like)", [&] {
-      Kokkos::parallel_for("copy", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, static_cast<std::int64_t>(n)),
+      Kokkos::parallel_for("copy",
+                           Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
+                               0, static_cast<std::int64_t>(n)),
                            CopyKernel{dst, src});
       Kokkos::fence();
     });
     tributary::AllReduce<double> total(ctx, "device sum");
-    r.Add("Tributary ContributeView sum", [&] {
-      total.Expect(1, tributary::Sum{});
-      total.ContributeView(0, src, tributary::Sum{});
-      Wait(ctx, total);
-    }, [&] { return total.val == want; });
+    r.Add(
+        "Tributary ContributeView sum",
+        [&] {
+          total.Expect(1, tributary::Sum{});
+          total.ContributeView(0, src, tributary::Sum{});
+          Wait(ctx, total);
+        },
+        [&] { return total.val == want; });
     // rank_count_independent: every value added into an ExactSum on the device.
     tributary::AllReduce<double> exact(ctx, "device exact sum");
     exact.SetDeterminism(tributary::Determinism::rank_count_independent);
-    r.Add("Tributary ContributeView exact sum", [&] {
-      exact.Expect(1, tributary::Sum{});
-      exact.ContributeView(0, src, tributary::Sum{});
-      Wait(ctx, exact);
-    }, [&] { return exact.val == want; });
+    r.Add(
+        "Tributary ContributeView exact sum",
+        [&] {
+          exact.Expect(1, tributary::Sum{});
+          exact.ContributeView(0, src, tributary::Sum{});
+          Wait(ctx, exact);
+        },
+        [&] { return exact.val == want; });
     double plain = 0;
-    r.Add("plain parallel_reduce sum", [&] {
-      Kokkos::parallel_reduce("plain", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, static_cast<std::int64_t>(n)),
-                              PlainSum{src}, plain);
-    }, [&] { return plain * ctx.Size() == want; });
+    r.Add(
+        "plain parallel_reduce sum",
+        [&] {
+          Kokkos::parallel_reduce("plain",
+                                  Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
+                                      0, static_cast<std::int64_t>(n)),
+                                  PlainSum{src}, plain);
+        },
+        [&] { return plain * ctx.Size() == want; });
     r.Run(tb::FormatBytes(n * sizeof(double)));
     r.Report();
     const auto& res = r.Results();
-    rows.push_back({n, tb::MedianOf(res, "copy (STREAM-like)"), tb::MedianOf(res, "Tributary ContributeView sum"),
-                    tb::MedianOf(res, "plain parallel_reduce sum"), tb::MedianOf(res, "Tributary ContributeView exact sum")});
+    rows.push_back({n, tb::MedianOf(res, "copy (STREAM-like)"),
+                    tb::MedianOf(res, "Tributary ContributeView sum"),
+                    tb::MedianOf(res, "plain parallel_reduce sum"),
+                    tb::MedianOf(res, "Tributary ContributeView exact sum")});
   }
   if (ctx.Rank() == 0) {
-    std::printf("\n| View | copy GB/s (read+write) | Tributary sum GB/s (read) | sum / copy | plain sum GB/s | exact sum GB/s (time / sum) |\n");
+    std::printf(
+        "\n| View | copy GB/s (read+write) | Tributary sum GB/s (read) | sum / copy | plain sum "
+        "GB/s | exact sum GB/s (time / sum) |\n");
     std::printf("|---|---|---|---|---|---|\n");
     for (const Row& row : rows) {
       const double bytes = static_cast<double>(row.n * sizeof(double));
       const double copy = 2 * bytes / row.copy_s / 1e9, sum = bytes / row.sum_s / 1e9,
                    plain = bytes / row.plain_s / 1e9, exact = bytes / row.exact_s / 1e9;
-      std::printf("| %s | %.1f | %.1f | %.0f%% | %.1f | %.2f (%.1fx) |\n", tb::FormatBytes(row.n * sizeof(double)).c_str(),
-                  copy, sum, 100 * sum / copy, plain, exact, row.exact_s / row.sum_s);
+      std::printf("| %s | %.1f | %.1f | %.0f%% | %.1f | %.2f (%.1fx) |\n",
+                  tb::FormatBytes(row.n * sizeof(double)).c_str(), copy, sum, 100 * sum / copy,
+                  plain, exact, row.exact_s / row.sum_s);
       const std::string view = tb::FormatBytes(row.n * sizeof(double)) + " View";
       char figures[96];
       std::snprintf(figures, sizeof figures, "%.1f vs %.1f GB/s", sum, copy);
-      goals.Add(view + ": `ContributeView` sum (bytes read per second) vs a copy kernel (read + written)", figures,
-                tb::FormatRatio(sum / copy), tb::GoalTable::Verdict("≥ 0.80", sum >= 0.8 * copy));
+      goals.Add(
+          view + ": `ContributeView` sum (bytes read per second) vs a copy kernel (read + written)",
+          figures, tb::FormatRatio(sum / copy),
+          tb::GoalTable::Verdict("≥ 0.80", sum >= 0.8 * copy));
       std::snprintf(figures, sizeof figures, "%.1f vs %.1f GB/s", plain, sum);
-      goals.Add(view + ": a plain `parallel_reduce` (`sum += v(i)`) vs the `ContributeView` sum", figures,
-                tb::FormatRatio(plain / sum));
-      goals.Add(view + ": the exact sum (`rank_count_independent`) vs the `ContributeView` sum, time",
-                tb::FormatSeconds(row.exact_s) + " vs " + tb::FormatSeconds(row.sum_s),
-                tb::FormatRatio(row.exact_s / row.sum_s));
+      goals.Add(view + ": a plain `parallel_reduce` (`sum += v(i)`) vs the `ContributeView` sum",
+                figures, tb::FormatRatio(plain / sum));
+      goals.Add(
+          view + ": the exact sum (`rank_count_independent`) vs the `ContributeView` sum, time",
+          tb::FormatSeconds(row.exact_s) + " vs " + tb::FormatSeconds(row.sum_s),
+          tb::FormatRatio(row.exact_s / row.sum_s));
     }
   }
 }
@@ -128,31 +149,43 @@ void Lists(const tb::Options& o, tributary::Context& ctx, tb::GoalTable& goals) 
     }
     const double p = ctx.Size();
     tributary::AllReduce<double> one(ctx, "one list");
-    run.Add("1 list", [&] {
-      one.Expect(1, tributary::Sum{});
-      one.ContributeView(0, data[0], tributary::Sum{});
-      Wait(ctx, one);
-    }, [&] { return one.val == p * static_cast<double>(n); });
+    run.Add(
+        "1 list",
+        [&] {
+          one.Expect(1, tributary::Sum{});
+          one.ContributeView(0, data[0], tributary::Sum{});
+          Wait(ctx, one);
+        },
+        [&] { return one.val == p * static_cast<double>(n); });
     tributary::AllReduce<double> eight(ctx, "8 lists");
-    run.Add("8 lists, combined on the device, one reduction", [&] {
-      eight.Expect(lists, tributary::Sum{});
-      for (int l = lists - 1; l >= 0; --l) eight.ContributeView(l, data[static_cast<std::size_t>(l)], tributary::Sum{});
-      Wait(ctx, eight);
-    }, [&] { return eight.val == p * lists * static_cast<double>(n); });
+    run.Add(
+        "8 lists, combined on the device, one reduction",
+        [&] {
+          eight.Expect(lists, tributary::Sum{});
+          for (int l = lists - 1; l >= 0; --l)
+            eight.ContributeView(l, data[static_cast<std::size_t>(l)], tributary::Sum{});
+          Wait(ctx, eight);
+        },
+        [&] { return eight.val == p * lists * static_cast<double>(n); });
     std::vector<tributary::AllReduce<double>> own;
     for (int l = 0; l < lists; ++l) own.emplace_back(ctx, "own");
-    run.Add("8 lists, 8 reductions", [&] {
-      for (int l = 0; l < lists; ++l) {
-        own[static_cast<std::size_t>(l)].Expect(1, tributary::Sum{});
-        own[static_cast<std::size_t>(l)].ContributeView(0, data[static_cast<std::size_t>(l)], tributary::Sum{});
-      }
-      for (auto& r : own) Wait(ctx, r);
-    }, [&] { return own[7].val == p * static_cast<double>(n); });
+    run.Add(
+        "8 lists, 8 reductions",
+        [&] {
+          for (int l = 0; l < lists; ++l) {
+            own[static_cast<std::size_t>(l)].Expect(1, tributary::Sum{});
+            own[static_cast<std::size_t>(l)].ContributeView(0, data[static_cast<std::size_t>(l)],
+                                                            tributary::Sum{});
+          }
+          for (auto& r : own) Wait(ctx, r);
+        },
+        [&] { return own[7].val == p * static_cast<double>(n); });
     run.Run(std::to_string(n) + " per list");
     run.Report();
     if (ctx.Rank() == 0) {
       const auto& r = run.Results();
-      const std::string lists_of = "8 lists of " + std::to_string(n) + (n == 1 ? " element" : " elements");
+      const std::string lists_of =
+          "8 lists of " + std::to_string(n) + (n == 1 ? " element" : " elements");
       goals.Add(lists_of + ": combined on the device and posted as one reduction vs one list",
                 tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
                 tb::FormatRatio(r[1].ratio));

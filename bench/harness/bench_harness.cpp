@@ -10,7 +10,9 @@
 namespace tributary::bench {
 
 Runner::Runner(MPI_Comm comm, std::string benchmark, std::string baseline, Options options)
-    : comm_(comm), benchmark_(std::move(benchmark)), baseline_(std::move(baseline)),
+    : comm_(comm),
+      benchmark_(std::move(benchmark)),
+      baseline_(std::move(baseline)),
       options_(options) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
@@ -94,9 +96,10 @@ void Runner::Run(const std::string& parameter) {
 
 void Runner::Report() const {
   if (rank_ != 0) return;
-  std::printf("\n### %s (%d ranks; median of %d repetitions x %d iterations)\n\n", benchmark_.c_str(),
-              size_, options_.repetitions, options_.iterations);
-  std::printf("| parameter | variant | median | min | max | IQR | ratio to %s |\n", baseline_.c_str());
+  std::printf("\n### %s (%d ranks; median of %d repetitions x %d iterations)\n\n",
+              benchmark_.c_str(), size_, options_.repetitions, options_.iterations);
+  std::printf("| parameter | variant | median | min | max | IQR | ratio to %s |\n",
+              baseline_.c_str());
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const auto& r : results_)
     std::printf("| %s | %s | %s | %s | %s | %s | %.2f |\n", r.parameter.c_str(), r.variant.c_str(),
@@ -109,8 +112,8 @@ void Runner::Report() const {
   if (fresh) csv << "benchmark,ranks,parameter,variant,median_s,min_s,max_s,q1_s,q3_s,ratio\n";
   for (const auto& r : results_)
     csv << '"' << r.benchmark << "\"," << size_ << ",\"" << r.parameter << "\",\"" << r.variant
-        << "\"," << r.median_s << ',' << r.min_s << ',' << r.max_s << ',' << r.q1_s << ','
-        << r.q3_s << ',' << r.ratio << '\n';
+        << "\"," << r.median_s << ',' << r.min_s << ',' << r.max_s << ',' << r.q1_s << ',' << r.q3_s
+        << ',' << r.ratio << '\n';
 }
 
 CommandLine::CommandLine(std::string description, Options defaults)
@@ -154,8 +157,12 @@ double MedianOf(const std::vector<Result>& results, const std::string& variant) 
 
 Options ForMessage(Options o, std::size_t bytes, bool quick) {
   if (quick) return o;
-  const std::size_t it = bytes <= 1024 ? 1000 : bytes <= 16384 ? 300 : bytes <= 131072 ? 60
-                       : bytes <= (1u << 20) ? 12 : bytes <= (4u << 20) ? 4 : 2;
+  const std::size_t it = bytes <= 1024         ? 1000
+                         : bytes <= 16384      ? 300
+                         : bytes <= 131072     ? 60
+                         : bytes <= (1u << 20) ? 12
+                         : bytes <= (4u << 20) ? 4
+                                               : 2;
   o.iterations = static_cast<int>(it);
   o.warmup = static_cast<int>(std::min<std::size_t>(20, it));
   return o;
@@ -163,18 +170,25 @@ Options ForMessage(Options o, std::size_t bytes, bool quick) {
 
 std::string FormatBytes(std::size_t b) {
   char buf[32];
-  if (b >= (1u << 20) && b % (1u << 20) == 0) std::snprintf(buf, sizeof buf, "%zu MiB", b >> 20);
-  else if (b >= 1024 && b % 1024 == 0) std::snprintf(buf, sizeof buf, "%zu KiB", b >> 10);
-  else std::snprintf(buf, sizeof buf, "%zu B", b);
+  if (b >= (1u << 20) && b % (1u << 20) == 0)
+    std::snprintf(buf, sizeof buf, "%zu MiB", b >> 20);
+  else if (b >= 1024 && b % 1024 == 0)
+    std::snprintf(buf, sizeof buf, "%zu KiB", b >> 10);
+  else
+    std::snprintf(buf, sizeof buf, "%zu B", b);
   return buf;
 }
 
 std::string FormatSeconds(double s) {
   char buf[32];
-  if (s < 1e-6) std::snprintf(buf, sizeof buf, "%.0f ns", s * 1e9);
-  else if (s < 1e-3) std::snprintf(buf, sizeof buf, "%.2f µs", s * 1e6);
-  else if (s < 1) std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.2f s", s);
+  if (s < 1e-6)
+    std::snprintf(buf, sizeof buf, "%.0f ns", s * 1e9);
+  else if (s < 1e-3)
+    std::snprintf(buf, sizeof buf, "%.2f µs", s * 1e6);
+  else if (s < 1)
+    std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
   return buf;
 }
 
@@ -184,14 +198,16 @@ std::string FormatRatio(double r) {
   return buf;
 }
 
-void GoalTable::Add(std::string comparison, std::string median, std::string ratio, std::string goal) {
+void GoalTable::Add(std::string comparison, std::string median, std::string ratio,
+                    std::string goal) {
   rows_.push_back({std::move(comparison), std::move(median), std::move(ratio), std::move(goal)});
 }
 
 void GoalTable::Print(const char* title) const {
-  const bool goals = std::any_of(rows_.begin(), rows_.end(), [](const Row& r) { return !r.goal.empty(); });
-  std::printf("\n### %s\n\n| comparison | median | ratio |%s\n|---|---|---|%s\n", title, goals ? " goal |" : "",
-              goals ? "---|" : "");
+  const bool goals =
+      std::any_of(rows_.begin(), rows_.end(), [](const Row& r) { return !r.goal.empty(); });
+  std::printf("\n### %s\n\n| comparison | median | ratio |%s\n|---|---|---|%s\n", title,
+              goals ? " goal |" : "", goals ? "---|" : "");
   for (const Row& r : rows_) {
     std::printf("| %s | %s | %s |", r.comparison.c_str(), r.median.c_str(), r.ratio.c_str());
     if (goals) std::printf(" %s |", r.goal.c_str());

@@ -25,11 +25,11 @@
 namespace tributary::bench {
 
 struct Options {
-  int warmup = 20;        ///< Untimed iterations per variant before the first repetition.
-  int iterations = 200;   ///< Timed iterations per variant per repetition.
-  int repetitions = 7;    ///< Repetitions; the median is reported.
-  std::string csv;        ///< CSV file to append to (empty: none).
-  bool progress = true;   ///< Progress lines on stderr (rank 0).
+  int warmup = 20;       ///< Untimed iterations per variant before the first repetition.
+  int iterations = 200;  ///< Timed iterations per variant per repetition.
+  int repetitions = 7;   ///< Repetitions; the median is reported.
+  std::string csv;       ///< CSV file to append to (empty: none).
+  bool progress = true;  ///< Progress lines on stderr (rank 0).
 };
 
 /// One measured variant at one parameter value.
@@ -111,7 +111,8 @@ class GoalTable {
   struct Row {
     std::string comparison, median, ratio, goal;
   };
-  void Add(std::string comparison, std::string median, std::string ratio = {}, std::string goal = {});
+  void Add(std::string comparison, std::string median, std::string ratio = {},
+           std::string goal = {});
   /// Prints "### <title>" and the table on stdout (the goal column only when a row has a
   /// goal); call on rank 0 only.
   void Print(const char* title = "Against the goals") const;

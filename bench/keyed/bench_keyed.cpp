@@ -18,35 +18,47 @@ void Cycle(const tb::Options& o, tributary::Context& ctx, int per_rank) {
   const int p = ctx.Size(), me = ctx.Rank();
   const std::int64_t count = static_cast<std::int64_t>(per_rank) * p;
   const double want = static_cast<double>(count);
-  tb::Runner run(MPI_COMM_WORLD, "keyed collective, " + std::to_string(per_rank) + " contributions per rank",
+  tb::Runner run(MPI_COMM_WORLD,
+                 "keyed collective, " + std::to_string(per_rank) + " contributions per rank",
                  "MPI_Iallreduce+MPI_Test", o);
   double raw = 0;
-  run.Add("MPI_Iallreduce+MPI_Test", [&] {
-    raw = 0;
-    for (int i = 0; i < per_rank; ++i) raw += 1.0;
-    MPI_Request req;
-    MPI_Iallreduce(MPI_IN_PLACE, &raw, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
-    int done = 0;
-    while (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-  }, [&] { return raw == want; });
+  run.Add(
+      "MPI_Iallreduce+MPI_Test",
+      [&] {
+        raw = 0;
+        for (int i = 0; i < per_rank; ++i) raw += 1.0;
+        MPI_Request req;
+        MPI_Iallreduce(MPI_IN_PLACE, &raw, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
+        int done = 0;
+        while (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      },
+      [&] { return raw == want; });
   tributary::KeyedReduction<double> known(ctx, "known"), unknown(ctx, "unknown");
   tributary::KeyOptions ko;
   ko.count = count;
   ko.local = per_rank;
-  run.Add("keyed, local count known", [&] {
-    known.Declare(1, tributary::Sum{}, ko);
-    for (int i = 0; i < per_rank; ++i) known.Contribute(1, static_cast<std::int64_t>(me) * per_rank + i, 1.0);
-    while (known.Check(1) != tributary::TaskStatus::complete) {
-    }
-  }, [&] { return known.Result(1) == want; });
+  run.Add(
+      "keyed, local count known",
+      [&] {
+        known.Declare(1, tributary::Sum{}, ko);
+        for (int i = 0; i < per_rank; ++i)
+          known.Contribute(1, static_cast<std::int64_t>(me) * per_rank + i, 1.0);
+        while (known.Check(1) != tributary::TaskStatus::complete) {
+        }
+      },
+      [&] { return known.Result(1) == want; });
   tributary::KeyOptions uo;
   uo.count = count;
-  run.Add("keyed, local count unknown", [&] {
-    unknown.Declare(1, tributary::Sum{}, uo);
-    for (int i = 0; i < per_rank; ++i) unknown.Contribute(1, static_cast<std::int64_t>(me) * per_rank + i, 1.0);
-    while (unknown.Check(1) != tributary::TaskStatus::complete) {
-    }
-  }, [&] { return unknown.Result(1) == want; });
+  run.Add(
+      "keyed, local count unknown",
+      [&] {
+        unknown.Declare(1, tributary::Sum{}, uo);
+        for (int i = 0; i < per_rank; ++i)
+          unknown.Contribute(1, static_cast<std::int64_t>(me) * per_rank + i, 1.0);
+        while (unknown.Check(1) != tributary::TaskStatus::complete) {
+        }
+      },
+      [&] { return unknown.Result(1) == want; });
   run.Run(std::to_string(per_rank) + " per rank");
   run.Report();
 }

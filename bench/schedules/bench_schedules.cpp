@@ -56,7 +56,8 @@ std::vector<Scheduled> AllreduceSchedules(int size) {
                               {"rabenseifner", ScheduleKind::rabenseifner, 2},
                               {"ring", ScheduleKind::ring}};
   if (size >= 4) {
-    s.push_back({"node_aware(2/node)+recursive_doubling", ScheduleKind::recursive_doubling, 4, true});
+    s.push_back(
+        {"node_aware(2/node)+recursive_doubling", ScheduleKind::recursive_doubling, 4, true});
     s.push_back({"node_aware(2/node)+ring", ScheduleKind::ring, 4, true});
   }
   return s;
@@ -81,7 +82,8 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const auto schedules = AllreduceSchedules(size);
   std::vector<std::unique_ptr<tributary::Context>> contexts;
-  for (const auto& s : schedules) contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s)));
+  for (const auto& s : schedules)
+    contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s)));
   // The built-in selection tree, choosing per start (as users get it by default).
   tributary::ContextOptions tree_options;
   tree_options.debug = tributary::DebugLevel::none;
@@ -105,44 +107,61 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
     const std::size_t n = bytes / sizeof(double);
     const tb::Options o = tb::ForMessage(base, bytes, quick);
     std::vector<double> input(n), buf(n);
-    for (std::size_t i = 0; i < n; ++i) input[i] = static_cast<double>((i % 7) + static_cast<std::size_t>(rank));
+    for (std::size_t i = 0; i < n; ++i)
+      input[i] = static_cast<double>((i % 7) + static_cast<std::size_t>(rank));
     const auto right = [&](const std::vector<double>& v) {
       for (std::size_t i = 0; i < n; ++i)
-        if (v[i] != static_cast<double>(size) * static_cast<double>(i % 7) + size * (size - 1) / 2.0) return false;
+        if (v[i] !=
+            static_cast<double>(size) * static_cast<double>(i % 7) + size * (size - 1) / 2.0)
+          return false;
       return true;
     };
     tb::Runner run(MPI_COMM_WORLD, "allreduce of " + tb::FormatBytes(bytes) + " (doubles, sum)",
                    "MPI_Allreduce", o);
     // Every variant refills its buffer from the input first (the reduction is in place).
-    run.Add("MPI_Allreduce", [&] {
-      std::copy(input.begin(), input.end(), buf.begin());
-      MPI_Allreduce(MPI_IN_PLACE, buf.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, raw);
-    }, [&] { return right(buf); });
-    run.Add("MPI_Iallreduce+MPI_Test", [&] {
-      std::copy(input.begin(), input.end(), buf.begin());
-      MPI_Request req;
-      MPI_Iallreduce(MPI_IN_PLACE, buf.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, raw, &req);
-      int done = 0;
-      while (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    }, [&] { return right(buf); });
+    run.Add(
+        "MPI_Allreduce",
+        [&] {
+          std::copy(input.begin(), input.end(), buf.begin());
+          MPI_Allreduce(MPI_IN_PLACE, buf.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, raw);
+        },
+        [&] { return right(buf); });
+    run.Add(
+        "MPI_Iallreduce+MPI_Test",
+        [&] {
+          std::copy(input.begin(), input.end(), buf.begin());
+          MPI_Request req;
+          MPI_Iallreduce(MPI_IN_PLACE, buf.data(), static_cast<int>(n), MPI_DOUBLE, MPI_SUM, raw,
+                         &req);
+          int done = 0;
+          while (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        },
+        [&] { return right(buf); });
     std::vector<std::unique_ptr<tributary::AllReduce<std::vector<double>>>> objects;
     for (std::size_t k = 0; k < schedules.size(); ++k) {
-      objects.push_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(*contexts[k], schedules[k].name));
+      objects.push_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(
+          *contexts[k], schedules[k].name));
       auto* r = objects.back().get();
       r->val.resize(n);
-      run.Add(schedules[k].name, [r, &input] {
-        std::copy(input.begin(), input.end(), r->val.begin());
-        r->StartReduce(tributary::Sum{});
-        Wait(*r);
-      }, [r, &right] { return right(r->val); });
+      run.Add(
+          schedules[k].name,
+          [r, &input] {
+            std::copy(input.begin(), input.end(), r->val.begin());
+            r->StartReduce(tributary::Sum{});
+            Wait(*r);
+          },
+          [r, &right] { return right(r->val); });
     }
     auto tree = std::make_unique<tributary::AllReduce<std::vector<double>>>(tree_context, kTree);
     tree->val.resize(n);
-    run.Add(kTree, [r = tree.get(), &input] {
-      std::copy(input.begin(), input.end(), r->val.begin());
-      r->StartReduce(tributary::Sum{});
-      Wait(*r);
-    }, [r = tree.get(), &right] { return right(r->val); });
+    run.Add(
+        kTree,
+        [r = tree.get(), &input] {
+          std::copy(input.begin(), input.end(), r->val.begin());
+          r->StartReduce(tributary::Sum{});
+          Wait(*r);
+        },
+        [r = tree.get(), &right] { return right(r->val); });
     run.Run(tb::FormatBytes(bytes));
     run.Report();
     Row row{bytes, {}, 0, 0, 0, 0, {}};
@@ -157,7 +176,8 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
     if (size == 2) {
       // The lower bound at p = 2: α + nβ + (n/2)γ, each term measured at this size: a
       // one-way message of n bytes (half a ping-pong) and one core reducing n/2 bytes.
-      tb::Runner parts(MPI_COMM_WORLD, "lower-bound terms at " + tb::FormatBytes(bytes), "ping-pong", o);
+      tb::Runner parts(MPI_COMM_WORLD, "lower-bound terms at " + tb::FormatBytes(bytes),
+                       "ping-pong", o);
       std::vector<double> a(n / 2 + 1, 1.0), b(n / 2 + 1, 2.0);
       parts.Add("ping-pong", [&] {
         if (rank == 0) {
@@ -177,12 +197,15 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
       });
       parts.Run(tb::FormatBytes(bytes));
       parts.Report();
-      row.bound = tb::MedianOf(parts.Results(), "ping-pong") / 2 + tb::MedianOf(parts.Results(), "reduce n/2 bytes");
+      row.bound = tb::MedianOf(parts.Results(), "ping-pong") / 2 +
+                  tb::MedianOf(parts.Results(), "reduce n/2 bytes");
     }
     rows.push_back(row);
   }
   if (rank == 0) {
-    std::printf("\n### Allreduce latency at %d ranks: median time (ratio to MPI_Allreduce)\n\n| size |", size);
+    std::printf(
+        "\n### Allreduce latency at %d ranks: median time (ratio to MPI_Allreduce)\n\n| size |",
+        size);
     for (const auto& name : names) std::printf(" %s |", name.c_str());
     std::printf(" built-in tree: choice, time / best (quartiles) |");
     if (size == 2) std::printf(" lower bound | best own / bound | MPI_Allreduce / bound |");
@@ -199,23 +222,24 @@ void Latency(const tb::Options& base, bool quick, std::size_t max_bytes) {
           best_k = k;
         }
       for (std::size_t k = 0; k < row.t.size(); ++k)
-        std::printf(k == best_k ? " **%s (%.2f)** |" : " %s (%.2f) |", tb::FormatSeconds(row.t[k]).c_str(),
-                    row.t[k] / row.t[0]);
+        std::printf(k == best_k ? " **%s (%.2f)** |" : " %s (%.2f) |",
+                    tb::FormatSeconds(row.t[k]).c_str(), row.t[k] / row.t[0]);
       // Against the fastest flat variant (own or library): the node-aware variants run on
       // virtual nodes, a layout the tree's communicator (one node) does not have.
       double best_any = 1e30;
       for (std::size_t k = 2; k < row.t.size(); ++k)
         if (!schedules[k - 2].node_aware) best_any = std::min(best_any, row.t[k]);
-      std::printf(" %s, %.2f (%.2f-%.2f) |", row.tree_choice.c_str(), row.tree / best_any, row.tree_q1 / best_any,
-                  row.tree_q3 / best_any);
+      std::printf(" %s, %.2f (%.2f-%.2f) |", row.tree_choice.c_str(), row.tree / best_any,
+                  row.tree_q1 / best_any, row.tree_q3 / best_any);
       if (size == 2)
         std::printf(" %s | %.2f | %.2f |", tb::FormatSeconds(row.bound).c_str(), best / row.bound,
                     row.t[0] / row.bound);
       std::printf("\n");
     }
-    std::printf("\nBold: the fastest of Tributary's own schedules at that size. Built-in tree: the\n"
-                "schedule it chose and its time over the fastest flat schedule measured (own or the\n"
-                "MPI library through Tributary), median with the quartiles over repetitions.\n");
+    std::printf(
+        "\nBold: the fastest of Tributary's own schedules at that size. Built-in tree: the\n"
+        "schedule it chose and its time over the fastest flat schedule measured (own or the\n"
+        "MPI library through Tributary), median with the quartiles over repetitions.\n");
   }
   MPI_Comm_free(&raw);
 }
@@ -234,12 +258,14 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   constexpr int kChunks = 16;
-  const std::vector<Scheduled> schedules = {{"mpi_library", ScheduleKind::mpi_library},
-                                            {"recursive_doubling", ScheduleKind::recursive_doubling},
-                                            {"rabenseifner", ScheduleKind::rabenseifner, 2},
-                                            {"ring", ScheduleKind::ring}};
+  const std::vector<Scheduled> schedules = {
+      {"mpi_library", ScheduleKind::mpi_library},
+      {"recursive_doubling", ScheduleKind::recursive_doubling},
+      {"rabenseifner", ScheduleKind::rabenseifner, 2},
+      {"ring", ScheduleKind::ring}};
   std::vector<std::unique_ptr<tributary::Context>> contexts;
-  for (const auto& s : schedules) contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s)));
+  for (const auto& s : schedules)
+    contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s)));
   MPI_Comm raw;
   MPI_Comm_dup(MPI_COMM_WORLD, &raw);
   // Units per second, measured on rank 0 and shared, so every rank does the same work.
@@ -248,7 +274,8 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
     const auto t0 = std::chrono::steady_clock::now();
     volatile double sink = Work(20000);
     (void)sink;
-    units_per_s = 20000 / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    units_per_s =
+        20000 / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     MPI_Bcast(&units_per_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   }
   struct Row {
@@ -279,7 +306,8 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
     });
     std::vector<std::unique_ptr<tributary::AllReduce<std::vector<double>>>> objects;
     for (std::size_t k = 0; k < schedules.size(); ++k) {
-      objects.push_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(*contexts[k], schedules[k].name));
+      objects.push_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(
+          *contexts[k], schedules[k].name));
       auto* r = objects.back().get();
       r->val.resize(n);
       pure.Add(schedules[k].name, [r, &input] {
@@ -325,20 +353,27 @@ void Overlap(const tb::Options& base, bool quick, std::size_t max_bytes) {
     mixed.Run(tb::FormatBytes(bytes));
     mixed.Report();
     const double cpu = tb::MedianOf(mixed.Results(), "computation alone");
-    rows.push_back({bytes, "MPI_Iallreduce+MPI_Test", t_mpi, cpu, tb::MedianOf(mixed.Results(), "MPI_Iallreduce+MPI_Test")});
+    rows.push_back({bytes, "MPI_Iallreduce+MPI_Test", t_mpi, cpu,
+                    tb::MedianOf(mixed.Results(), "MPI_Iallreduce+MPI_Test")});
     for (const auto& s : schedules)
-      rows.push_back({bytes, s.name, tb::MedianOf(pure.Results(), s.name), cpu, tb::MedianOf(mixed.Results(), s.name)});
+      rows.push_back({bytes, s.name, tb::MedianOf(pure.Results(), s.name), cpu,
+                      tb::MedianOf(mixed.Results(), s.name)});
   }
   if (rank == 0) {
-    std::printf("\n### Overlap at %d ranks (computation in %d chunks, a poll after each)\n\n", size, kChunks);
-    std::printf("| size | variant | t_pure | t_cpu | t_overall | OSU %% | IMB %% | hidden %% |\n"
-                "|---|---|---|---|---|---|---|---|\n");
+    std::printf("\n### Overlap at %d ranks (computation in %d chunks, a poll after each)\n\n", size,
+                kChunks);
+    std::printf(
+        "| size | variant | t_pure | t_cpu | t_overall | OSU %% | IMB %% | hidden %% |\n"
+        "|---|---|---|---|---|---|---|---|\n");
     for (const auto& r : rows) {
       const double osu = std::max(0.0, 100.0 - 100.0 * (r.overall - r.cpu) / r.pure);
-      const double imb = 100.0 * std::max(0.0, std::min(1.0, (r.pure + r.cpu - r.overall) / std::min(r.pure, r.cpu)));
+      const double imb =
+          100.0 *
+          std::max(0.0, std::min(1.0, (r.pure + r.cpu - r.overall) / std::min(r.pure, r.cpu)));
       const double hidden = 100.0 * (r.cpu + r.pure - r.overall) / std::min(r.cpu, r.pure);
-      std::printf("| %s | %s | %s | %s | %s | %.0f | %.0f | %.0f |\n", tb::FormatBytes(r.bytes).c_str(),
-                  r.variant.c_str(), tb::FormatSeconds(r.pure).c_str(), tb::FormatSeconds(r.cpu).c_str(),
+      std::printf("| %s | %s | %s | %s | %s | %.0f | %.0f | %.0f |\n",
+                  tb::FormatBytes(r.bytes).c_str(), r.variant.c_str(),
+                  tb::FormatSeconds(r.pure).c_str(), tb::FormatSeconds(r.cpu).c_str(),
                   tb::FormatSeconds(r.overall).c_str(), osu, imb, hidden);
     }
   }
@@ -364,9 +399,13 @@ void Reduce004(const tb::Options& base, bool quick, std::size_t max_bytes) {
   MPI_Comm raw;
   MPI_Comm_dup(MPI_COMM_WORLD, &raw);
   std::vector<std::string> lines;
-  for (std::size_t n : {std::size_t(1) << 16, std::size_t(1) << 20, std::size_t(1) << 24, std::size_t(1) << 28}) {
+  for (std::size_t n :
+       {std::size_t(1) << 16, std::size_t(1) << 20, std::size_t(1) << 24, std::size_t(1) << 28}) {
     const std::size_t bytes = n * sizeof(int);
-    const std::string label = n == (1u << 16) ? "64K" : n == (1u << 20) ? "1M" : n == (1u << 24) ? "16M" : "256M";
+    const std::string label = n == (1u << 16)   ? "64K"
+                              : n == (1u << 20) ? "1M"
+                              : n == (1u << 24) ? "16M"
+                                                : "256M";
     // Per rank: the input, MPI_Reduce's result, a val and a scratch buffer per Reduce
     // object (one per schedule, the tree's and the in-place one): 2 + 2 * 6 buffers, and
     // MPI's own.
@@ -378,7 +417,8 @@ void Reduce004(const tb::Options& base, bool quick, std::size_t max_bytes) {
     }
     if (static_cast<double>(bytes) * static_cast<double>(2 + 2 * (schedules.size() + 2)) * size >
         16.0 * (1u << 30)) {
-      lines.push_back("| " + label + " | does not fit in 24 GiB at " + std::to_string(size) + " ranks |");
+      lines.push_back("| " + label + " | does not fit in 24 GiB at " + std::to_string(size) +
+                      " ranks |");
       continue;
     }
     tb::Options o = base;
@@ -396,39 +436,53 @@ void Reduce004(const tb::Options& base, bool quick, std::size_t max_bytes) {
       return true;
     };
     tb::Runner run(MPI_COMM_WORLD, "reduce of " + label + " ints to rank 0", "MPI_Reduce", o);
-    run.Add("MPI_Reduce", [&] {
-      MPI_Reduce(input.data(), result.data(), static_cast<int>(n), MPI_INT, MPI_SUM, 0, raw);
-    }, [&] { return right(result); });
+    run.Add(
+        "MPI_Reduce",
+        [&] {
+          MPI_Reduce(input.data(), result.data(), static_cast<int>(n), MPI_INT, MPI_SUM, 0, raw);
+        },
+        [&] { return right(result); });
     // Tributary with MPI_Reduce's buffers: StartReduce(root, op, input) leaves the input
     // as it is and the root's val receives the result.
     std::vector<std::unique_ptr<tributary::Reduce<std::vector<int>>>> objects;
     for (std::size_t k = 0; k < schedules.size(); ++k) {
-      objects.push_back(std::make_unique<tributary::Reduce<std::vector<int>>>(*contexts[k], schedules[k].name));
+      objects.push_back(
+          std::make_unique<tributary::Reduce<std::vector<int>>>(*contexts[k], schedules[k].name));
       auto* r = objects.back().get();
-      run.Add("Reduce " + schedules[k].name, [r, &input] {
-        r->StartReduce(0, tributary::Sum{}, input);
-        Wait(*r);
-      }, [r, &right] { return right(r->val); });
+      run.Add(
+          "Reduce " + schedules[k].name,
+          [r, &input] {
+            r->StartReduce(0, tributary::Sum{}, input);
+            Wait(*r);
+          },
+          [r, &right] { return right(r->val); });
     }
     objects.push_back(std::make_unique<tributary::Reduce<std::vector<int>>>(tree_context, "tree"));
     {
       auto* r = objects.back().get();
-      run.Add("Reduce built-in tree", [r, &input] {
-        r->StartReduce(0, tributary::Sum{}, input);
-        Wait(*r);
-      }, [r, &right] { return right(r->val); });
+      run.Add(
+          "Reduce built-in tree",
+          [r, &input] {
+            r->StartReduce(0, tributary::Sum{}, input);
+            Wait(*r);
+          },
+          [r, &right] { return right(r->val); });
     }
     // The in-place start for comparison: the root refills val from the input first (the
     // other ranks' val is unchanged by a Reduce).
-    objects.push_back(std::make_unique<tributary::Reduce<std::vector<int>>>(*contexts[0], "in place"));
+    objects.push_back(
+        std::make_unique<tributary::Reduce<std::vector<int>>>(*contexts[0], "in place"));
     {
       auto* r = objects.back().get();
       r->val = input;
-      run.Add("Reduce binomial in place", [r, &input, rank] {
-        if (rank == 0) std::copy(input.begin(), input.end(), r->val.begin());
-        r->StartReduce(0, tributary::Sum{});
-        Wait(*r);
-      }, [r, &right] { return right(r->val); });
+      run.Add(
+          "Reduce binomial in place",
+          [r, &input, rank] {
+            if (rank == 0) std::copy(input.begin(), input.end(), r->val.begin());
+            r->StartReduce(0, tributary::Sum{});
+            Wait(*r);
+          },
+          [r, &right] { return right(r->val); });
     }
     run.Run(label);
     run.Report();
@@ -443,16 +497,19 @@ void Reduce004(const tb::Options& base, bool quick, std::size_t max_bytes) {
     {
       const double t = tb::MedianOf(run.Results(), "Reduce built-in tree");
       char cell[96];
-      std::snprintf(cell, sizeof cell, " %s (%.2fx) | %.2fx |", tb::FormatSeconds(t).c_str(), t_mpi / t,
-                    t_mpi / tb::MedianOf(run.Results(), "Reduce binomial in place"));
+      std::snprintf(cell, sizeof cell, " %s (%.2fx) | %.2fx |", tb::FormatSeconds(t).c_str(),
+                    t_mpi / t, t_mpi / tb::MedianOf(run.Results(), "Reduce binomial in place"));
       line += cell;
     }
     lines.push_back(line);
     objects.clear();
   }
   if (rank == 0) {
-    std::printf("\n### Reference 004 at %d ranks: Reduce to rank 0, median time (speedup over MPI_Reduce)\n\n"
-                "| ints | MPI_Reduce |", size);
+    std::printf(
+        "\n### Reference 004 at %d ranks: Reduce to rank 0, median time (speedup over "
+        "MPI_Reduce)\n\n"
+        "| ints | MPI_Reduce |",
+        size);
     for (const auto& s : schedules) std::printf(" Reduce %s |", s.name.c_str());
     std::printf(" Reduce, built-in tree | Reduce binomial, in place + refill |\n|---|---|---|---|");
     for (std::size_t k = 0; k < schedules.size(); ++k) std::printf("---|");
@@ -481,30 +538,37 @@ void DeterminismCost(const tb::Options& base, bool quick, std::size_t max_bytes)
     contexts.push_back(std::make_unique<tributary::Context>(o));
   }
   std::vector<std::string> lines;
-  for (std::size_t bytes : {std::size_t(8), std::size_t(1024), std::size_t(65536), std::size_t(1) << 20}) {
+  for (std::size_t bytes :
+       {std::size_t(8), std::size_t(1024), std::size_t(65536), std::size_t(1) << 20}) {
     if (bytes > max_bytes) break;
     const std::size_t n = bytes / sizeof(double);
     const tb::Options o = tb::ForMessage(base, bytes, quick);
     std::vector<double> input(n);
     for (std::size_t i = 0; i < n; ++i) input[i] = 0.1 * static_cast<double>(i % 17) + 1e-3 * rank;
-    tb::Runner run(MPI_COMM_WORLD, "determinism: allreduce of " + tb::FormatBytes(bytes) + " (doubles, sum)",
+    tb::Runner run(MPI_COMM_WORLD,
+                   "determinism: allreduce of " + tb::FormatBytes(bytes) + " (doubles, sum)",
                    "fast", o);
     std::vector<std::unique_ptr<tributary::AllReduce<std::vector<double>>>> objects;
     for (std::size_t k = 0; k < contexts.size(); ++k) {
-      objects.push_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(*contexts[k], modes[k].first));
+      objects.push_back(std::make_unique<tributary::AllReduce<std::vector<double>>>(
+          *contexts[k], modes[k].first));
       auto* r = objects.back().get();
       r->val.resize(n);
-      run.Add(modes[k].first, [r, &input] {
-        std::copy(input.begin(), input.end(), r->val.begin());
-        r->StartReduce(tributary::Sum{});
-        Wait(*r);
-      }, [r, n, size] {  // within rounding of the exact sum
-        for (std::size_t i = 0; i < n; ++i) {
-          const double exact = size * 0.1 * static_cast<double>(i % 17) + 1e-3 * size * (size - 1) / 2.0;
-          if (std::abs(r->val[i] - exact) > 1e-12 * (1 + std::abs(exact))) return false;
-        }
-        return true;
-      });
+      run.Add(
+          modes[k].first,
+          [r, &input] {
+            std::copy(input.begin(), input.end(), r->val.begin());
+            r->StartReduce(tributary::Sum{});
+            Wait(*r);
+          },
+          [r, n, size] {  // within rounding of the exact sum
+            for (std::size_t i = 0; i < n; ++i) {
+              const double exact =
+                  size * 0.1 * static_cast<double>(i % 17) + 1e-3 * size * (size - 1) / 2.0;
+              if (std::abs(r->val[i] - exact) > 1e-12 * (1 + std::abs(exact))) return false;
+            }
+            return true;
+          });
     }
     run.Run(tb::FormatBytes(bytes));
     run.Report();
@@ -513,17 +577,20 @@ void DeterminismCost(const tb::Options& base, bool quick, std::size_t max_bytes)
                  exact = tb::MedianOf(run.Results(), "rank_count_independent") / t_fast;
     // Goals: run_to_run within 1.1x of fast; rank_count_independent within 2x from 1 KiB.
     std::string verdict = ordered <= 1.1 ? "met" : "`run_to_run` **not met**";
-    if (bytes >= 1024 && exact > 2.0) verdict = verdict == "met" ? "`rank_count_independent` **not met**" : "**not met**";
+    if (bytes >= 1024 && exact > 2.0)
+      verdict = verdict == "met" ? "`rank_count_independent` **not met**" : "**not met**";
     char line[256];
-    std::snprintf(line, sizeof line, "| %s | %s | %.2f | %.2f | %s |", tb::FormatBytes(bytes).c_str(),
-                  tb::FormatSeconds(t_fast).c_str(), ordered, exact, verdict.c_str());
+    std::snprintf(line, sizeof line, "| %s | %s | %.2f | %.2f | %s |",
+                  tb::FormatBytes(bytes).c_str(), tb::FormatSeconds(t_fast).c_str(), ordered, exact,
+                  verdict.c_str());
     lines.push_back(line);
   }
   if (rank == 0) {
-    std::printf("\n### Determinism modes at %d ranks: time relative to fast (median)\n\n"
-                "| size | `fast` | `run_to_run` | `rank_count_independent` | goals (`run_to_run` ≤ 1.1; "
-                "`rank_count_independent` ≤ 2 from 1 KiB) |\n|---|---|---|---|---|\n",
-                size);
+    std::printf(
+        "\n### Determinism modes at %d ranks: time relative to fast (median)\n\n"
+        "| size | `fast` | `run_to_run` | `rank_count_independent` | goals (`run_to_run` ≤ 1.1; "
+        "`rank_count_independent` ≤ 2 from 1 KiB) |\n|---|---|---|---|---|\n",
+        size);
     for (const auto& l : lines) std::printf("%s\n", l.c_str());
   }
 }
@@ -543,9 +610,10 @@ void SelectionCost() {
       in.builtin_op = commutative;
       inputs.push_back(in);
     }
-  std::printf("\n### Selection cost at %d ranks (pruned built-in tree, %zu inputs cycled)\n\n"
-              "| collective | operators left | ns per Select (median of 7) |\n|---|---|---|\n",
-              ctx.Size(), inputs.size());
+  std::printf(
+      "\n### Selection cost at %d ranks (pruned built-in tree, %zu inputs cycled)\n\n"
+      "| collective | operators left | ns per Select (median of 7) |\n|---|---|---|\n",
+      ctx.Size(), inputs.size());
   for (auto c : {Collective::allreduce, Collective::reduce, Collective::allgather}) {
     const auto& tree = ctx.Selection(c);
     constexpr std::size_t kEvaluations = 2000000;
@@ -557,8 +625,9 @@ void SelectionCost() {
         const auto choice = tree.Select(inputs[i % inputs.size()]);
         sink = sink + static_cast<unsigned>(choice.kind);
       }
-      ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
-                   kEvaluations);
+      ns.push_back(
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+          kEvaluations);
     }
     std::sort(ns.begin(), ns.end());
     static const char* const names[] = {"allreduce", "reduce", "allgather"};

@@ -357,8 +357,9 @@ int Overlap(const std::vector<std::string>& variants, const std::vector<std::siz
           std::max(0.0, std::min(1.0, (t_pure + t_cpu - t_overall) / std::min(t_pure, t_cpu)));
       const double hidden = (t_pure + t_cpu - t_overall) / std::min(t_pure, t_cpu);
       if (g_rank == 0)
-        std::printf("overlap,allreduce,%s,%d,%d,%zu,%.9g,%.9g,%.9g,%.1f,%.1f,%.3f\n", Label(v).c_str(),
-                    g_size, g_nodes, bytes, t_pure, t_cpu, t_overall, osu, worst_imb, hidden);
+        std::printf("overlap,allreduce,%s,%d,%d,%zu,%.9g,%.9g,%.9g,%.1f,%.1f,%.3f\n",
+                    Label(v).c_str(), g_size, g_nodes, bytes, t_pure, t_cpu, t_overall, osu,
+                    worst_imb, hidden);
       std::fflush(stdout);
     }
   }

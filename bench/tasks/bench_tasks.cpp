@@ -31,9 +31,9 @@ void NoOpTasks(benchmark::State& state, tributary::Executor& ex) {
   }
   for (auto _ : state) benchmark::DoNotOptimize(tc.Execute(ex));
   state.SetItemsProcessed(state.iterations() * lists * per_list);
-  state.counters["ns_per_task"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * lists * per_list,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_task"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * lists * per_list,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // One list per region slot, each with one task that is polled `polls` times before it
@@ -46,15 +46,16 @@ void Polls(benchmark::State& state, tributary::Executor& ex) {
   std::vector<int> left(static_cast<std::size_t>(lists));
   for (int l = 0; l < lists; ++l) {
     int* c = &left[static_cast<std::size_t>(l)];
-    region[l].AddTask(TaskID(), [c] { return --*c > 0 ? TaskStatus::incomplete : TaskStatus::complete; });
+    region[l].AddTask(TaskID(),
+                      [c] { return --*c > 0 ? TaskStatus::incomplete : TaskStatus::complete; });
   }
   for (auto _ : state) {
     std::fill(left.begin(), left.end(), polls);
     benchmark::DoNotOptimize(tc.Execute(ex));
   }
-  state.counters["ns_per_poll"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * lists * polls,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_poll"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * lists * polls,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_NoOpTaskSerial(benchmark::State& state) {

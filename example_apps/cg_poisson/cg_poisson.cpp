@@ -358,12 +358,12 @@ int main(int argc, char** argv) {
     slowest.StartReduce(tributary::Max{});
     Drain(ctx, slowest);
     const double t_pipelined = slowest.val;
-    const bool ok = pb.iterations > 0
-                        ? classic.iterations == pb.iterations &&
-                              pipelined.iterations >= pb.iterations
-                        : classic.error < pb.max_error && pipelined.error < pb.max_error &&
-                              std::abs(classic.iterations - pipelined.iterations) <= 2 &&
-                              classic.iterations < pb.max_iter;
+    const bool ok =
+        pb.iterations > 0
+            ? classic.iterations == pb.iterations && pipelined.iterations >= pb.iterations
+            : classic.error < pb.max_error && pipelined.error < pb.max_error &&
+                  std::abs(classic.iterations - pipelined.iterations) <= 2 &&
+                  classic.iterations < pb.max_iter;
     if (pb.rank == 0) {
       std::printf("classic CG:   %4d iterations, max error %.2e, %.2f us per iteration\n",
                   classic.iterations, classic.error, 1e6 * t_classic);

@@ -68,7 +68,9 @@ struct StableStep {
 struct CellMass {
   Field u;
   double area;
-  KOKKOS_INLINE_FUNCTION double operator()(const int i, const int j) const { return u(i, j) * area; }
+  KOKKOS_INLINE_FUNCTION double operator()(const int i, const int j) const {
+    return u(i, j) * area;
+  }
 };
 
 enum Side { kWest, kEast, kSouth, kNorth };
@@ -85,8 +87,8 @@ struct Block {
   int nx = 0, ny = 0;          // interior cells
   int x0 = 0, y0 = 0;          // global index of the first interior cell
   Field u, unew;
-  int neighbour[4] = {0, 0, 0, 0};  // global ids
-  Edge send[4], recv[4];            // where the kernels pack and unpack
+  int neighbour[4] = {0, 0, 0, 0};      // global ids
+  Edge send[4], recv[4];                // where the kernels pack and unpack
   HostEdge send_host[4], recv_host[4];  // what MPI reads and writes when staging
   MPI_Request requests[8];
 };
@@ -274,7 +276,8 @@ int main(int argc, char** argv) {
                               tributary::Min{});
           if (exact) {  // the block's cells summed exactly where they live: the same bits
                         // whatever the blocks; the cell area is applied to the result
-            const auto interior = Kokkos::subview(u, std::make_pair(1, b->nx + 1), std::make_pair(1, b->ny + 1));
+            const auto interior =
+                Kokkos::subview(u, std::make_pair(1, b->nx + 1), std::make_pair(1, b->ny + 1));
             total.ContributeView(k, interior, tributary::Sum{});
           } else {
             total.ContributeKernel(k, cells, CellMass{u, hx * hy}, tributary::Sum{});

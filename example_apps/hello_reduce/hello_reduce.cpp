@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
       Block& blk = blocks[static_cast<std::size_t>(b)];
       blk.dx = 1.0 / (16.0 * (1 + b));
       blk.u.resize(16);
-      for (int i = 0; i < 16; ++i) blk.u[static_cast<std::size_t>(i)] = 1.0 + 0.1 * std::sin(i + rank + b);
+      for (int i = 0; i < 16; ++i)
+        blk.u[static_cast<std::size_t>(i)] = 1.0 + 0.1 * std::sin(i + rank + b);
     }
 
     tributary::Batch step(ctx, "step");
@@ -102,8 +103,8 @@ int main(int argc, char** argv) {
       if (drift > 1e-12) rc = 1;
     }
     if (rank == 0)
-      std::printf("%s: %d steps on %d ranks, conservation %s\n", rc ? "FAILED" : "OK", steps,
-                  size, rc ? "violated" : "holds to 1e-12");
+      std::printf("%s: %d steps on %d ranks, conservation %s\n", rc ? "FAILED" : "OK", steps, size,
+                  rc ? "violated" : "holds to 1e-12");
   }
 #if TRIBUTARY_HAVE_MPI
   MPI_Finalize();

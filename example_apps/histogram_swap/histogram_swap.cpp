@@ -36,7 +36,9 @@ std::vector<double> Particles(int gid) {
 }
 
 void Bin(const std::vector<double>& particles, std::vector<std::int64_t>& bins) {
-  for (double x : particles) ++bins[std::min(bins.size() - 1, static_cast<std::size_t>(x * static_cast<double>(bins.size())))];
+  for (double x : particles)
+    ++bins[std::min(bins.size() - 1,
+                    static_cast<std::size_t>(x * static_cast<double>(bins.size())))];
 }
 
 }  // namespace
@@ -82,8 +84,9 @@ int main(int argc, char** argv) {
           const std::size_t k = out.size(), n = b.hi - b.lo, lo = b.lo;
           for (std::size_t j = 0; j < k; ++j) {
             const std::size_t a = lo + n * j / k, z = lo + n * (j + 1) / k;
-            rp.Enqueue(out[j], std::vector<std::int64_t>(b.bins.begin() + static_cast<std::ptrdiff_t>(a),
-                                                         b.bins.begin() + static_cast<std::ptrdiff_t>(z)));
+            rp.Enqueue(out[j],
+                       std::vector<std::int64_t>(b.bins.begin() + static_cast<std::ptrdiff_t>(a),
+                                                 b.bins.begin() + static_cast<std::ptrdiff_t>(z)));
             if (out[j] == b.gid) b.lo = a, b.hi = z;
           }
         },
@@ -119,10 +122,12 @@ int main(int argc, char** argv) {
     MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
 #endif
     if (ctx.Rank() == 0) {
-      std::printf("%d blocks (%d x %d), %d bins, radix %d, %d rounds on %d ranks\n", blocks, grid.Divisions()[0],
-                  grid.Divisions()[1], nbins, radix, swap.Calls() - 1, ctx.Size());
+      std::printf("%d blocks (%d x %d), %d bins, radix %d, %d rounds on %d ranks\n", blocks,
+                  grid.Divisions()[0], grid.Divisions()[1], nbins, radix, swap.Calls() - 1,
+                  ctx.Size());
       if (totals[0] == 0 && totals[1] == nbins) {
-        std::printf("OK: every bin of the summed histogram held by exactly one block and correct\n");
+        std::printf(
+            "OK: every bin of the summed histogram held by exactly one block and correct\n");
       } else {
         std::printf("FAILED: %lld wrong bins, %lld bins held of %d\n", totals[0], totals[1], nbins);
         status = 1;

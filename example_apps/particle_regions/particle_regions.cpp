@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
     MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
 #endif
     if (me == 0) {
-      std::printf("%d particles in %d regions, %d blocks on %d ranks, %d steps\n", n, regions, kBlocks, p, steps);
+      std::printf("%d particles in %d regions, %d blocks on %d ranks, %d steps\n", n, regions,
+                  kBlocks, p, steps);
       if (sums[0] == 0 && sums[1] == static_cast<long long>(regions) * steps) {
         std::printf("OK: %lld region totals reduced by count alone, all correct\n", sums[1]);
       } else {

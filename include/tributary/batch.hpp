@@ -95,7 +95,8 @@ class BatchMember final : public detail::BatchMemberBase {
   /// list order on the device and starts its message once every member's device work is
   /// done. All lists contribute to a member the same way (host or device) in a generation.
   template <class Exec, class View, class Op,
-            std::enable_if_t<detail::LooksLikeExecutionSpace<Exec>::value && detail::LooksLikeView<View>::value,
+            std::enable_if_t<detail::LooksLikeExecutionSpace<Exec>::value &&
+                                 detail::LooksLikeView<View>::value,
                              int> = 0>
   TaskStatus ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
                             std::int64_t first_index = 0) {
@@ -104,7 +105,8 @@ class BatchMember final : public detail::BatchMemberBase {
     return TaskStatus::complete;
   }
   template <class View, class Op, std::enable_if_t<detail::LooksLikeView<View>::value, int> = 0>
-  TaskStatus ContributeView(int list_index, const View& data, const Op& op, std::int64_t first_index = 0) {
+  TaskStatus ContributeView(int list_index, const View& data, const Op& op,
+                            std::int64_t first_index = 0) {
     return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
   }
   /// The reduction with `op` of `f(i)` over a RangePolicy, or `f(i, j)` / `f(i, j, k)` over
@@ -169,8 +171,12 @@ class BatchMember final : public detail::BatchMemberBase {
     }
     std::memcpy(dst, Traits::Data(partials_.FoldHost(lists, *op_, n)), n * sizeof(E));
   }
-  void PackValue(unsigned char* dst) const override { std::memcpy(dst, Traits::Data(val), Bytes()); }
-  void Unpack(const unsigned char* src) override { std::memcpy(static_cast<void*>(Traits::Data(val)), src, Bytes()); }
+  void PackValue(unsigned char* dst) const override {
+    std::memcpy(dst, Traits::Data(val), Bytes());
+  }
+  void Unpack(const unsigned char* src) override {
+    std::memcpy(static_cast<void*>(Traits::Data(val)), src, Bytes());
+  }
   detail::PackedSegment Segment(std::size_t offset) const override {
     return detail::PackedSegment{offset, Traits::Size(val), sizeof(E), op_->combine, op_.get()};
   }
@@ -225,7 +231,8 @@ class Batch {
       throw UsageError(core_->Name() + ": members must be added before the first start");
     std::unique_ptr<BatchMember<T>> member;
     try {
-      member = std::make_unique<BatchMember<T>>(*this, op, std::move(label), core_->Ctx()->Options().determinism);
+      member = std::make_unique<BatchMember<T>>(*this, op, std::move(label),
+                                                core_->Ctx()->Options().determinism);
     } catch (const UsageError& e) {
       throw UsageError(core_->Name() + ": " + e.what());
     }
@@ -288,7 +295,8 @@ class Batch {
   template <class T>
   TaskStatus ContributeExact(BatchMember<T>& m, int list, const ExactSum& partial) {
     if (!m.exact_)
-      throw UsageError(core_->Where() + ": member '" + m.label + "': an ExactSum partial needs "
+      throw UsageError(core_->Where() + ": member '" + m.label +
+                       "': an ExactSum partial needs "
                        "Determinism::rank_count_independent and Sum over a scalar float or double");
     if (m.partials_.ContributeExact(list, &partial, 1)) LastArrived();
     return TaskStatus::complete;
@@ -310,9 +318,10 @@ class Batch {
       offsets_[k] = offset;
       const detail::PackedSegment seg = members_[k]->Segment(offset);
       detail::PackedSegment* prev = segments.empty() ? nullptr : &segments.back();
-      if (prev && members_[k]->stateless && members_[k - 1]->stateless && !members_[k - 1]->Exact() &&
-          prev->combine == seg.combine &&
-          prev->elem_size == seg.elem_size && prev->offset + prev->count * prev->elem_size == seg.offset)
+      if (prev && members_[k]->stateless && members_[k - 1]->stateless &&
+          !members_[k - 1]->Exact() && prev->combine == seg.combine &&
+          prev->elem_size == seg.elem_size &&
+          prev->offset + prev->count * prev->elem_size == seg.offset)
         prev->count += seg.count;  // one call combines both
       else
         segments.push_back(seg);
@@ -348,7 +357,8 @@ class Batch {
     for (const auto& m : members_) {
       if (!m->Exact()) continue;
       const ExactSum* sums = m->MergedSums();
-      for (std::size_t k = 0; k < m->Elements(); ++k) detail::WidenRange(sums[k], &needs.lo, &needs.hi, &needs.special);
+      for (std::size_t k = 0; k < m->Elements(); ++k)
+        detail::WidenRange(sums[k], &needs.lo, &needs.hi, &needs.special);
     }
     return needs;
   }
@@ -363,7 +373,8 @@ class Batch {
     unsigned char* body = message_.Reset(records_bytes_ + body_bytes_, core_->Ctx()->Rank());
     if (fixed_failed_) message_.Fail(core_->Ctx()->Rank(), fixed_error_);
     std::vector<detail::PackedSegment>& segments = message_.Segments();
-    segments.assign(1, detail::PackedSegment{0, count, window_.RecordBytes(), detail::WindowCombineFor(window_), &window_});
+    segments.assign(1, detail::PackedSegment{0, count, window_.RecordBytes(),
+                                             detail::WindowCombineFor(window_), &window_});
     for (detail::PackedSegment seg : fixed_segments_) {
       seg.offset += records_bytes_;
       segments.push_back(seg);
@@ -402,7 +413,9 @@ class Batch {
     detail::PackedRecords Pack(const detail::WindowNeeds& agreed, bool speculative) override {
       return batch_->Pack(agreed, speculative);
     }
-    detail::PackedRecords Prepack(const detail::WindowNeeds&, detail::WindowNeeds*) override { return {}; }
+    detail::PackedRecords Prepack(const detail::WindowNeeds&, detail::WindowNeeds*) override {
+      return {};
+    }
     const detail::WindowNeeds* Guess() const noexcept override {
       return batch_->have_agreed_ ? &batch_->agreed_ : nullptr;
     }
@@ -458,7 +471,8 @@ class Batch {
     spec.payload.commutative = commutative;
     spec.determinism = static_cast<int>(core_->Ctx()->Options().determinism);
     spec.packed = message_.Layout();
-    if (exact_count_) spec.window = &window_codec_;  // Pack writes the message once a window is agreed
+    if (exact_count_)
+      spec.window = &window_codec_;  // Pack writes the message once a window is agreed
     core_->Launch(spec);
   }
 
@@ -522,7 +536,8 @@ TaskStatus BatchMember<T>::Contribute(int list_index, const ExactSum& partial) {
   if constexpr (!std::is_floating_point_v<T>) {
     (void)list_index;
     (void)partial;
-    throw UsageError("member '" + label + "': an ExactSum partial needs a scalar float or double member");
+    throw UsageError("member '" + label +
+                     "': an ExactSum partial needs a scalar float or double member");
   } else {
     return batch_->ContributeExact(*this, list_index, partial);
   }

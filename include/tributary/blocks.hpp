@@ -40,10 +40,12 @@ class BlockGrid {
  public:
   /// `divisions` blocks along each dimension (1 to 3 of them, each >= 1); their product is
   /// the block count. UsageError otherwise, or when `ranks` < 1.
-  BlockGrid(std::vector<int> divisions, int ranks, BlockAssignment assignment = BlockAssignment::contiguous);
+  BlockGrid(std::vector<int> divisions, int ranks,
+            BlockAssignment assignment = BlockAssignment::contiguous);
   /// `blocks` blocks in `dims` dimensions, divided as evenly as the factors allow (the
   /// larger factors first). UsageError when `blocks` < 1 or `dims` is not 1-3.
-  static BlockGrid Regular(int blocks, int dims, int ranks, BlockAssignment assignment = BlockAssignment::contiguous);
+  static BlockGrid Regular(int blocks, int dims, int ranks,
+                           BlockAssignment assignment = BlockAssignment::contiguous);
   /// Checks that `blocks` equals the grid's block count (UsageError naming both otherwise).
   void RequireBlocks(int blocks) const;
 
@@ -87,7 +89,8 @@ class BlockPartners {
   };
   /// `radix`: one k for every step, or a list (step i uses radix[i], the last repeating).
   /// UsageError for an empty list or a radix below 2.
-  BlockPartners(BlockPattern pattern, const BlockGrid& grid, std::vector<int> radix, bool contiguous = true);
+  BlockPartners(BlockPattern pattern, const BlockGrid& grid, std::vector<int> radix,
+                bool contiguous = true);
 
   BlockPattern Pattern() const noexcept { return pattern_; }
   const std::vector<Step>& Steps() const noexcept { return steps_; }
@@ -131,24 +134,28 @@ class BlockProxy {
 
   template <class T>
   void Enqueue(int to, const T& value) {
-    static_assert(std::is_trivially_copyable_v<T>, "Enqueue: a trivially copyable value or a std::vector of them");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "Enqueue: a trivially copyable value or a std::vector of them");
     Append(to, &value, sizeof(T));
   }
   template <class T>
   void Enqueue(int to, const std::vector<T>& values) {
-    static_assert(std::is_trivially_copyable_v<T>, "Enqueue: a std::vector of trivially copyable values");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "Enqueue: a std::vector of trivially copyable values");
     const std::uint64_t n = values.size();
     Append(to, &n, sizeof n);
     Append(to, values.data(), n * sizeof(T));
   }
   template <class T>
   void Dequeue(int from, T& value) {
-    static_assert(std::is_trivially_copyable_v<T>, "Dequeue: a trivially copyable value or a std::vector of them");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "Dequeue: a trivially copyable value or a std::vector of them");
     Take(from, &value, sizeof(T));
   }
   template <class T>
   void Dequeue(int from, std::vector<T>& values) {
-    static_assert(std::is_trivially_copyable_v<T>, "Dequeue: a std::vector of trivially copyable values");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "Dequeue: a std::vector of trivially copyable values");
     std::uint64_t n = 0;
     Take(from, &n, sizeof n);
     values.resize(static_cast<std::size_t>(n));
@@ -182,8 +189,8 @@ class BlockEngine {
   /// `all_to_all`: the partners are swap partners; the callback runs at the first call (to
   /// enqueue to any block) and at the last (to dequeue from every block); the calls between
   /// route the messages.
-  BlockEngine(Context& ctx, BlockPartners partners, Callback callback, bool all_to_all, std::string what,
-              std::string label);
+  BlockEngine(Context& ctx, BlockPartners partners, Callback callback, bool all_to_all,
+              std::string what, std::string label);
   ~BlockEngine();
   BlockEngine(const BlockEngine&) = delete;
   BlockEngine& operator=(const BlockEngine&) = delete;
@@ -243,12 +250,16 @@ class BlockEngine {
 template <class Block>
 class BlockReduction {
  public:
-  using Callback = std::function<void(Block& block, BlockProxy& proxy, const BlockPartners& partners)>;
+  using Callback =
+      std::function<void(Block& block, BlockProxy& proxy, const BlockPartners& partners)>;
   BlockReduction(Context& ctx, BlockPartners partners, Callback callback, std::string label = {})
       : callback_(std::move(callback)),
-        engine_(ctx, std::move(partners),
-                [this](void* b, BlockProxy& p) { callback_(*static_cast<Block*>(b), p, engine_.Partners()); },
-                false, "BlockReduction", std::move(label)) {}
+        engine_(
+            ctx, std::move(partners),
+            [this](void* b, BlockProxy& p) {
+              callback_(*static_cast<Block*>(b), p, engine_.Partners());
+            },
+            false, "BlockReduction", std::move(label)) {}
   BlockReduction(const BlockReduction&) = delete;
   BlockReduction& operator=(const BlockReduction&) = delete;
 
@@ -264,8 +275,9 @@ class BlockReduction {
   /// Adds the rounds of local block i to list i of `region` (after `after[i]` when given);
   /// returns each list's last task.
   std::vector<TaskID> AddTasks(TaskRegion& region, const std::vector<TaskID>& after = {}) {
-    return AddRoundTasks(region, after, [this](int i, int c) { return Round(i, c); }, engine_.Calls(),
-                         engine_.Local().size());
+    return AddRoundTasks(
+        region, after, [this](int i, int c) { return Round(i, c); }, engine_.Calls(),
+        engine_.Local().size());
   }
   int Calls() const noexcept { return engine_.Calls(); }
   const BlockPartners& Partners() const noexcept { return engine_.Partners(); }
@@ -274,8 +286,8 @@ class BlockReduction {
   std::uint64_t RemoteMessages() const noexcept { return engine_.RemoteMessages(); }
 
   template <class F>
-  static std::vector<TaskID> AddRoundTasks(TaskRegion& region, const std::vector<TaskID>& after, F round, int calls,
-                                           std::size_t lists) {
+  static std::vector<TaskID> AddRoundTasks(TaskRegion& region, const std::vector<TaskID>& after,
+                                           F round, int calls, std::size_t lists) {
     if (static_cast<std::size_t>(region.size()) != lists)
       throw UsageError("AddTasks: the region has " + std::to_string(region.size()) + " lists for " +
                        std::to_string(lists) + " local blocks");
@@ -283,7 +295,8 @@ class BlockReduction {
     for (std::size_t i = 0; i < lists; ++i) {
       TaskID dep = i < after.size() ? after[i] : TaskID();
       for (int c = 0; c < calls; ++c)
-        dep = region[static_cast<int>(i)].AddTask(dep, [round, i, c] { return round(static_cast<int>(i), c); });
+        dep = region[static_cast<int>(i)].AddTask(
+            dep, [round, i, c] { return round(static_cast<int>(i), c); });
       last[i] = dep;
     }
     return last;
@@ -303,12 +316,13 @@ template <class Block>
 class BlockAllToAll {
  public:
   using Callback = std::function<void(Block& block, BlockProxy& proxy)>;
-  BlockAllToAll(Context& ctx, const BlockGrid& grid, Callback callback, std::vector<int> radix = {2},
-                bool contiguous = true, std::string label = {})
+  BlockAllToAll(Context& ctx, const BlockGrid& grid, Callback callback,
+                std::vector<int> radix = {2}, bool contiguous = true, std::string label = {})
       : callback_(std::move(callback)),
-        engine_(ctx, BlockPartners(BlockPattern::swap, grid, std::move(radix), contiguous),
-                [this](void* b, BlockProxy& p) { callback_(*static_cast<Block*>(b), p); }, true, "BlockAllToAll",
-                std::move(label)) {}
+        engine_(
+            ctx, BlockPartners(BlockPattern::swap, grid, std::move(radix), contiguous),
+            [this](void* b, BlockProxy& p) { callback_(*static_cast<Block*>(b), p); }, true,
+            "BlockAllToAll", std::move(label)) {}
   BlockAllToAll(const BlockAllToAll&) = delete;
   BlockAllToAll& operator=(const BlockAllToAll&) = delete;
 
@@ -316,8 +330,9 @@ class BlockAllToAll {
   TaskStatus Round(int local, int call) { return engine_.Round(local, call); }
   TaskStatus Run(int local) { return engine_.Run(local); }
   std::vector<TaskID> AddTasks(TaskRegion& region, const std::vector<TaskID>& after = {}) {
-    return BlockReduction<Block>::AddRoundTasks(region, after, [this](int i, int c) { return Round(i, c); },
-                                                engine_.Calls(), engine_.Local().size());
+    return BlockReduction<Block>::AddRoundTasks(
+        region, after, [this](int i, int c) { return Round(i, c); }, engine_.Calls(),
+        engine_.Local().size());
   }
   int Calls() const noexcept { return engine_.Calls(); }
   const std::vector<int>& LocalBlocks() const noexcept { return engine_.Local(); }

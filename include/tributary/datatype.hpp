@@ -23,7 +23,7 @@ namespace detail {
 /// admits std::tuple and std::pair of such values, which are not trivially copyable).
 template <class T>
 constexpr bool kBitwise =
-    std::is_trivially_copy_constructible_v<T> && std::is_trivially_destructible_v<T>;
+    std::is_trivially_copy_constructible_v<T>&& std::is_trivially_destructible_v<T>;
 
 template <class E>
 constexpr bool kBuiltinElement =
@@ -47,9 +47,9 @@ struct ValueTraits {
 /// A single element: arithmetic, std::complex, or any trivially copyable struct (which then
 /// needs a user operator; builtin arithmetic operators do not apply to it).
 template <class T>
-struct ValueTraits<T, std::enable_if_t<detail::kBitwise<T> && !std::is_array_v<T> &&
-                                       !std::is_pointer_v<T> &&
-                                       !detail::IsStdArrayOfBuiltin<T>::value>> {
+struct ValueTraits<
+    T, std::enable_if_t<detail::kBitwise<T> && !std::is_array_v<T> && !std::is_pointer_v<T> &&
+                        !detail::IsStdArrayOfBuiltin<T>::value>> {
   static constexpr bool supported = true;
   static constexpr bool dynamic = false;
   using element = T;

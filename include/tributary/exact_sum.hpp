@@ -53,7 +53,7 @@ class ExactSum {
   friend struct detail::ExactAccess;
   std::int64_t digit_[kDigits] = {};
   std::int64_t special_[3] = {};  // counts of +inf, -inf and NaN added
-  std::int64_t pending_ = 0;  // additions since the last Normalize
+  std::int64_t pending_ = 0;      // additions since the last Normalize
 };
 
 }  // namespace tributary

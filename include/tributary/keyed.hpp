@@ -64,13 +64,15 @@ KeyedOp MakeKeyedOp(std::unique_ptr<OpHolderBase<T>> holder) {
   op.signature = holder->Signature();
   op.commutative = holder->commutative;
   op.combine = [](const void* state, const void* in, void* inout) {
-    static_cast<const OpHolderBase<T>*>(state)->Combine(static_cast<const T*>(in), static_cast<T*>(inout), 1);
+    static_cast<const OpHolderBase<T>*>(state)->Combine(static_cast<const T*>(in),
+                                                        static_cast<T*>(inout), 1);
   };
   op.identity = [](const void* state, void* out) {
     const T identity = static_cast<const OpHolderBase<T>*>(state)->Identity();
     std::memcpy(out, &identity, sizeof(T));
   };
-  op.state = {holder.release(), [](const void* state) { delete static_cast<const OpHolderBase<T>*>(state); }};
+  op.state = {holder.release(),
+              [](const void* state) { delete static_cast<const OpHolderBase<T>*>(state); }};
   return op;
 }
 
@@ -97,7 +99,8 @@ class KeyedReduction {
  public:
   explicit KeyedReduction(Context& ctx, std::string label = {})
       : engine_(ctx, sizeof(T), alignof(T),
-                "KeyedReduction<" + detail::TypeLabel<T>() + ">" + (label.empty() ? std::string() : " '" + label + "'")) {}
+                "KeyedReduction<" + detail::TypeLabel<T>() + ">" +
+                    (label.empty() ? std::string() : " '" + label + "'")) {}
   KeyedReduction(const KeyedReduction&) = delete;
   KeyedReduction& operator=(const KeyedReduction&) = delete;
 
@@ -109,8 +112,8 @@ class KeyedReduction {
   void Declare(std::uint64_t key, const Op& op, const KeyOptions& options) {
     std::unique_ptr<detail::OpHolderBase<T>> holder;
     detail::SetOperator<T>(holder, op);
-    engine_.Declare(key, detail::MakeKeyedOp<T>(std::move(holder)), options.count, options.local, options.reducers,
-                    options.consumers);
+    engine_.Declare(key, detail::MakeKeyedOp<T>(std::move(holder)), options.count, options.local,
+                    options.reducers, options.consumers);
   }
 
   /// Contributes `value` with order index `index` to the current generation of `key`
@@ -134,7 +137,8 @@ class KeyedReduction {
     static_assert(std::is_same_v<typename TypeMap<U>::type, typename TypeMap<T>::type>,
                   "KeyedReduction: the contribution's type map differs from the reduction's");
     static_assert(sizeof(U) == sizeof(T) && std::is_trivially_copyable_v<U>,
-                  "KeyedReduction: a value of another type must have the same size and be trivially copyable");
+                  "KeyedReduction: a value of another type must have the same size and be "
+                  "trivially copyable");
     return engine_.Contribute(key, index, &value);  // the engine copies sizeof(T) bytes
   }
 

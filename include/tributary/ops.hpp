@@ -94,7 +94,8 @@ struct Max {
 namespace detail {
 template <class T>
 constexpr void RequireIntegral(const char*) {
-  static_assert(std::is_integral_v<T>, "logical and bitwise operators need integral or bool values");
+  static_assert(std::is_integral_v<T>,
+                "logical and bitwise operators need integral or bool values");
 }
 }  // namespace detail
 
@@ -347,8 +348,8 @@ struct HasPlainIdentity<Op, E, std::enable_if_t<std::is_convertible_v<decltype(O
 
 /// True when Op can tell its neutral element for elements of type E.
 template <class Op, class E>
-constexpr bool kHasIdentity =
-    HasStaticIdentity<Op, E>::value || HasIdentityValue<Op>::value || HasPlainIdentity<Op, E>::value;
+constexpr bool kHasIdentity = HasStaticIdentity<Op, E>::value || HasIdentityValue<Op>::value ||
+                              HasPlainIdentity<Op, E>::value;
 
 /// The neutral element of `op` for elements of type E.
 template <class E, class Op>

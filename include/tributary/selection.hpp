@@ -84,8 +84,16 @@ class SelectionTree {
   std::size_t OperatorCount() const noexcept { return nodes_.size(); }
 
   enum class Pred : std::uint8_t {
-    collective, comm_size, comm_type, ranks_per_node, node_count, msg_size, op_kind,
-    commutative, memory, determinism
+    collective,
+    comm_size,
+    comm_type,
+    ranks_per_node,
+    node_count,
+    msg_size,
+    op_kind,
+    commutative,
+    memory,
+    determinism
   };
 
  private:

@@ -18,7 +18,8 @@ KnomialTree::KnomialTree(int rank, int size, int radix, int base) {
       parent = real(vrank - vrank % span);
       break;
     }
-    for (long long j = 1; j < radix && vrank + j * m < size; ++j) children.push_back(real(vrank + j * m));
+    for (long long j = 1; j < radix && vrank + j * m < size; ++j)
+      children.push_back(real(vrank + j * m));
     level_end.push_back(static_cast<int>(children.size()));
   }
 }
@@ -38,8 +39,9 @@ KnomialTree KnomialTree::Chain(int rank, int size, int base) {
 KnomialSchedule::KnomialSchedule(const ScheduleArgs& args, ScheduleKind kind, int phases)
     : P2PSchedule(args),
       kind_(kind),
-      phases_(phases ? phases
-                     : (args.collective == Collective::allreduce ? kReduce | kBroadcast : kReduce)) {}
+      phases_(phases
+                  ? phases
+                  : (args.collective == Collective::allreduce ? kReduce | kBroadcast : kReduce)) {}
 
 void KnomialSchedule::Start() {
   const std::size_t bytes = Bytes(args_.payload.count);
@@ -105,7 +107,7 @@ void KnomialSchedule::PostReduceLevel() {
     pending_.clear();
     combined_ = 0;
     for (int c = begin; c < end; ++c) {
-      if (input_ && c == begin) {  // the first level with children (input_ is used up there)
+      if (input_ && c == begin) {    // the first level with children (input_ is used up there)
         pending_.push_back(Data());  // the first child's data lands where the result goes
       } else {
         pending_.push_back(free_.back());

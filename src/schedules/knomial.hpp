@@ -17,9 +17,9 @@ struct KnomialTree {
   KnomialTree() = default;
   KnomialTree(int rank, int size, int radix, int base);
   int vrank = 0;
-  int parent = -1;               ///< Real rank; -1 at the root.
-  std::vector<int> children;     ///< Real ranks, in combine order (increasing subtrees).
-  std::vector<int> level_end;    ///< Level l's children end at children[level_end[l]].
+  int parent = -1;             ///< Real rank; -1 at the root.
+  std::vector<int> children;   ///< Real ranks, in combine order (increasing subtrees).
+  std::vector<int> level_end;  ///< Level l's children end at children[level_end[l]].
   /// The chain v → v − 1 (a tree of fan-out 1), for pipelines.
   static KnomialTree Chain(int rank, int size, int base);
   /// Whether `rank` has children in the k-nomial tree, without building it: its first
@@ -59,9 +59,9 @@ class KnomialSchedule final : public P2PSchedule {
   Step step_ = Step::done;
   std::size_t level_ = 0;
   unsigned char* acc_ = nullptr;
-  std::vector<unsigned char*> free_;     // receive buffers not in use
-  std::vector<unsigned char*> pending_;  // this level's receive buffers, in child order
-  std::size_t combined_ = 0;             // children of this level combined so far
+  std::vector<unsigned char*> free_;      // receive buffers not in use
+  std::vector<unsigned char*> pending_;   // this level's receive buffers, in child order
+  std::size_t combined_ = 0;              // children of this level combined so far
   const unsigned char* input_ = nullptr;  // a separate contribution not yet combined
 };
 

@@ -16,8 +16,7 @@ void MpiLibrarySchedule::Start() {
   const auto& p = args_.payload;
   const int count = static_cast<int>(p.count);
   switch (args_.collective) {
-    case Collective::allreduce:
-    {
+    case Collective::allreduce: {
       const void* send = MPI_IN_PLACE;
 #if TRIBUTARY_HAVE_SMPI
       // SMPI 3.32's MPI_Iallreduce with MPI_IN_PLACE returns wrong sums from some 64 KiB
@@ -30,8 +29,7 @@ void MpiLibrarySchedule::Start() {
 #endif
       CheckMpi(MPI_Iallreduce(send, args_.data, count, p.elem_type, p.op, args_.comm, &request_),
                "MPI_Iallreduce");
-    }
-      break;
+    } break;
     case Collective::reduce: {
       int rank = 0;
       CheckMpi(MPI_Comm_rank(args_.comm, &rank), "MPI_Comm_rank");

@@ -27,8 +27,9 @@ namespace {
 // order for a commutative operator where the layout has one.
 ScheduleArgs IntraArgs(const ScheduleArgs& args) {
   ScheduleArgs intra = args;
-  intra.comm = args.payload.commutative && args.nodes->by_hardware != MPI_COMM_NULL ? args.nodes->by_hardware
-                                                                                    : args.nodes->node;
+  intra.comm = args.payload.commutative && args.nodes->by_hardware != MPI_COMM_NULL
+                   ? args.nodes->by_hardware
+                   : args.nodes->node;
   intra.nodes = nullptr;
   intra.root = 0;
   intra.params.node_aware = false;
@@ -41,8 +42,8 @@ void NodeAwareSchedule::Start() {
   ScheduleArgs intra = IntraArgs(args_);
   intra.collective = Collective::reduce;
   if (!intra_reduce_ || !intra_reduce_->Rearm(intra))
-    intra_reduce_ = std::make_unique<KnomialSchedule>(intra, ScheduleKind::binomial,
-                                                      KnomialSchedule::kReduce);
+    intra_reduce_ =
+        std::make_unique<KnomialSchedule>(intra, ScheduleKind::binomial, KnomialSchedule::kReduce);
   step_ = Step::intra_reduce;
   intra_reduce_->Start();
 }
@@ -78,7 +79,8 @@ void NodeAwareSchedule::AfterLeaders() {
   // gets it from there.
   const auto root = static_cast<std::size_t>(args_.root);
   step_ = Step::done;
-  if (nodes.local_of[root] == 0 || nodes.node_of[root] != nodes.node_of[static_cast<std::size_t>(rank_)])
+  if (nodes.local_of[root] == 0 ||
+      nodes.node_of[root] != nodes.node_of[static_cast<std::size_t>(rank_)])
     return;
   const std::size_t bytes = args_.payload.count * args_.payload.elem_size;
   if (rank_ == args_.root)

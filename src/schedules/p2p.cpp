@@ -35,14 +35,15 @@ bool P2PSchedule::Rearm(const ScheduleArgs& args) {
 
 void P2PSchedule::FinishRange(std::size_t lo, std::size_t n) const {
   const Finisher& f = args_.finisher;
-  if (n) f.fn(f.state, Data() + Bytes(lo), static_cast<unsigned char*>(f.out) + f.out_size * lo, lo, n);
+  if (n)
+    f.fn(f.state, Data() + Bytes(lo), static_cast<unsigned char*>(f.out) + f.out_size * lo, lo, n);
 }
 
 void P2PSchedule::CombineAndFinish(const void* in, std::size_t lo, std::size_t n) const {
   const Finisher& f = args_.finisher;
   if (n == 0) return;
-  if (f.combine_fn &&
-      f.combine_fn(f.state, in, Data() + Bytes(lo), static_cast<unsigned char*>(f.out) + f.out_size * lo, lo, n))
+  if (f.combine_fn && f.combine_fn(f.state, in, Data() + Bytes(lo),
+                                   static_cast<unsigned char*>(f.out) + f.out_size * lo, lo, n))
     return;
   Combine(in, Data() + Bytes(lo), n);
   FinishRange(lo, n);
@@ -91,9 +92,9 @@ void P2PSchedule::PostRecv(void* buf, std::size_t bytes, int source, int tag_off
 bool P2PSchedule::RequestsDone() {
   if (requests_.empty()) return true;
   int done = 0;
-  CheckMpi(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done,
-                       MPI_STATUSES_IGNORE),
-           "MPI_Testall");
+  CheckMpi(
+      MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
+      "MPI_Testall");
   if (done) requests_.clear();
   return done != 0;
 }

@@ -1,9 +1,9 @@
 #include "schedules/pipelined_tree.hpp"
 
-#include "schedules/knomial.hpp"
 #include <algorithm>
 #include <cstring>
 
+#include "schedules/knomial.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -112,8 +112,8 @@ bool PipelinedTreeSchedule::Progress() {
     while (sunk_ < sunk_posted_ && Done(&sink_[sunk_ % kWindow])) ++sunk_;
     if (sunk_ == nseg_) return true;
     if (sunk_posted_ < nseg_ && sunk_posted_ < sunk_ + kWindow) {
-      PostRecv(Data() + Bytes(SegBegin(sunk_posted_)), Bytes(SegCount(sunk_posted_)), sink_from_,
-               1, &sink_[sunk_posted_ % kWindow]);
+      PostRecv(Data() + Bytes(SegBegin(sunk_posted_)), Bytes(SegCount(sunk_posted_)), sink_from_, 1,
+               &sink_[sunk_posted_ % kWindow]);
       ++sunk_posted_;
       continue;
     }

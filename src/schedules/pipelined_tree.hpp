@@ -24,7 +24,9 @@ class PipelinedTreeSchedule final : public P2PSchedule {
 
  private:
   static constexpr std::size_t kWindow = 4;
-  std::size_t SegBegin(std::size_t s) const { return std::min(args_.payload.count, s * seg_elems_); }
+  std::size_t SegBegin(std::size_t s) const {
+    return std::min(args_.payload.count, s * seg_elems_);
+  }
   std::size_t SegCount(std::size_t s) const { return SegBegin(s + 1) - SegBegin(s); }
   unsigned char* SlotBuf(std::size_t s) const {
     return const_cast<unsigned char*>(scratch_.data()) + Bytes(seg_elems_) * (s % kWindow);

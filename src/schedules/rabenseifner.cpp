@@ -77,7 +77,8 @@ void RabenseifnerSchedule::CombineRound() {
     const bool finish = finishing_ && last;
     const int final_j = digit == r.group - 1 ? r.group - 2 : r.group - 1;
     for (int j = 0; j < r.group; ++j)
-      if (j != digit && !(finish && j == final_j)) Combine(Slot(j), mine, n);  // mine = theirs ∘ mine
+      if (j != digit && !(finish && j == final_j))
+        Combine(Slot(j), mine, n);  // mine = theirs ∘ mine
     if (finish) CombineAndFinish(Slot(final_j), lo_, n);
     return;
   }
@@ -97,7 +98,8 @@ void RabenseifnerSchedule::PostGather() {
   for (int i = 1; i < r.group; ++i) {
     const int j = (digit + i) % r.group;
     const int member = Member(r, j);
-    PostRecv(Gathered() + GatheredBytes(Part(r, j)), GatheredBytes(Part(r, j + 1) - Part(r, j)), member, 2);
+    PostRecv(Gathered() + GatheredBytes(Part(r, j)), GatheredBytes(Part(r, j + 1) - Part(r, j)),
+             member, 2);
     PostSend(Gathered() + GatheredBytes(lo_), GatheredBytes(hi_ - lo_), member, 2);
   }
   lo_ = r.lo;

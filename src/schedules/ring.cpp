@@ -36,8 +36,9 @@ void RingSchedule::Start() {
   if (args_.collective == Collective::allgather) {
     const std::size_t block = Bytes(args_.payload.count);
     if (block)
-      std::memcpy(static_cast<unsigned char*>(args_.result) + block * static_cast<std::size_t>(rank_),
-                  args_.data, block);
+      std::memcpy(
+          static_cast<unsigned char*>(args_.result) + block * static_cast<std::size_t>(rank_),
+          args_.data, block);
     gathering_ = true;
     if (size_ > 1) PostGatherStep();
     return;
@@ -45,9 +46,10 @@ void RingSchedule::Start() {
   if (size_ == 1) return;
   const std::size_t max_chunk =
       (args_.payload.count + static_cast<std::size_t>(size_) - 1) / static_cast<std::size_t>(size_);
-  seg_elems_ = std::min(std::max<std::size_t>(1, max_chunk),
-                        std::max<std::size_t>(1, args_.params.segment_bytes /
-                                                     std::max<std::size_t>(1, args_.payload.elem_size)));
+  seg_elems_ =
+      std::min(std::max<std::size_t>(1, max_chunk),
+               std::max<std::size_t>(1, args_.params.segment_bytes /
+                                            std::max<std::size_t>(1, args_.payload.elem_size)));
   nseg_ = std::max<std::size_t>(1, (max_chunk + seg_elems_ - 1) / seg_elems_);
   items_ = nseg_ * static_cast<std::size_t>(size_ - 1);
   // A window no longer than one step: item k sends what item k − nseg combined.
@@ -58,7 +60,8 @@ void RingSchedule::Start() {
 // Step s = k / nseg, segment j = k % nseg: send segment j of chunk (rank − s), receive
 // segment j of chunk (rank − s − 1). Items are posted in k order on every rank, so the
 // messages between two neighbours match in that order.
-void RingSchedule::ItemRange(std::size_t k, bool receive, std::size_t* begin, std::size_t* n) const {
+void RingSchedule::ItemRange(std::size_t k, bool receive, std::size_t* begin,
+                             std::size_t* n) const {
   const int s = static_cast<int>(k / nseg_);
   const std::size_t j = k % nseg_;
   const int chunk = Mod(rank_ - s - (receive ? 1 : 0));

@@ -29,10 +29,10 @@ struct NodeLayout {
   /// they are bound to (hwloc), for commutative combines; null where that is rank order,
   /// unknown, or ContextOptions::hardware_node_order is off.
   MPI_Comm by_hardware = MPI_COMM_NULL;
-  int count = 1;                     ///< Number of nodes.
-  bool contiguous = true;            ///< Every node is a contiguous range of ranks.
-  std::vector<int> node_of;          ///< Per rank of the communicator: its node.
-  std::vector<int> local_of;         ///< Per rank: its rank within its node.
+  int count = 1;              ///< Number of nodes.
+  bool contiguous = true;     ///< Every node is a contiguous range of ranks.
+  std::vector<int> node_of;   ///< Per rank of the communicator: its node.
+  std::vector<int> local_of;  ///< Per rank: its rank within its node.
 };
 #endif
 

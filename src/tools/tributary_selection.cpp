@@ -86,12 +86,11 @@ int main(int argc, char** argv) {
       if (file.empty())
         if (const char* env = std::getenv("TRIBUTARY_SELECTION")) file = env;
       // Without a file, the built-in tree for this shape: the cluster tree across nodes.
-      const auto full =
-          file.empty()
-              ? tributary::SelectionTree::Parse(tributary::SelectionTree::BuiltinJson(facts),
-                                                facts.node_count > 1 ? "built-in cluster tree"
-                                                                     : "built-in tree")
-              : tributary::SelectionTree::Parse(ReadFile(file), file);
+      const auto full = file.empty()
+                            ? tributary::SelectionTree::Parse(
+                                  tributary::SelectionTree::BuiltinJson(facts),
+                                  facts.node_count > 1 ? "built-in cluster tree" : "built-in tree")
+                            : tributary::SelectionTree::Parse(ReadFile(file), file);
       std::vector<tributary::SelectionTree> pruned;
       for (const auto& c : kCollectives) pruned.push_back(full.Prune(facts, c.collective));
       Print(facts, which, [&](tributary::Collective c) -> const tributary::SelectionTree& {

@@ -52,7 +52,7 @@ struct TaskNode {
 
 /// Per-list run state.
 struct ListRuntime {
-  std::vector<int> pending;      // tasks not yet done, in insertion order
+  std::vector<int> pending;  // tasks not yet done, in insertion order
   bool iterate_requested = false;
 };
 

@@ -31,7 +31,6 @@ void TaskEngine::ResetForExecution(TaskList& list) {
 
 TaskEngine::TaskEngine(Executor& executor, TaskRegion& region)
     : executor_(executor), region_(region), cycle_(BeginCycle()) {
-
   for (auto& list : region_.lists_) ResetForExecution(*list);
   for (auto& g : region_.groups_) g->done.store(0);
   for (auto& b : region_.barriers_) b->arrived.store(0);
@@ -172,8 +171,9 @@ TaskStatus TaskEngine::RunSublist(TaskNode& node, int index, bool& progressed) {
     progressed = true;
     if (!node.barrier) return ApplyIteration(node, progressed);
     const std::size_t n = static_cast<std::size_t>(node.barrier->size);
-    node.barrier->decisions[static_cast<std::size_t>(node.iteration % 2) * n +
-                            static_cast<std::size_t>(index)]
+    node.barrier
+        ->decisions[static_cast<std::size_t>(node.iteration % 2) * n +
+                    static_cast<std::size_t>(index)]
         .store(more ? 1 : 0, std::memory_order_relaxed);
     node.barrier->arrived.fetch_add(1, std::memory_order_acq_rel);
     node.at_barrier = true;
@@ -234,7 +234,8 @@ void TaskEngine::RunSweeps(std::vector<int>& lists) {
         ++k;
     }
     if (progressed) {
-      if (!progressed_.load(std::memory_order_relaxed)) progressed_.store(true, std::memory_order_relaxed);
+      if (!progressed_.load(std::memory_order_relaxed))
+        progressed_.store(true, std::memory_order_relaxed);
       idle = 0;
       continue;
     }
@@ -289,8 +290,7 @@ std::string TaskEngine::WatchdogReport() const {
           if (Ready(list, node)) {
             if (node.sublist)
               r << "(sublist, iteration " << node.iteration + 1
-                << (node.at_barrier ? ", waiting for the other lists to finish the iteration"
-                                    : "")
+                << (node.at_barrier ? ", waiting for the other lists to finish the iteration" : "")
                 << ")\n";
             else
               r << "returns incomplete\n";
@@ -318,8 +318,7 @@ std::string TaskEngine::WatchdogReport() const {
     }
     if (waiting.empty()) continue;
     r << "  regional key " << g->key.ToString() << ": done in list(s)"
-      << (done_lists.empty() ? " none" : done_lists) << "; waiting for list(s)" << waiting
-      << "\n";
+      << (done_lists.empty() ? " none" : done_lists) << "; waiting for list(s)" << waiting << "\n";
   }
   return r.str();
 }
@@ -382,8 +381,11 @@ void TaskEngine::CheckWatchdog() {
     start_ns_.compare_exchange_strong(unset, last_progress_ns_.load(std::memory_order_relaxed),
                                       std::memory_order_relaxed);
   }
-  const double elapsed = std::chrono::duration<double>(
-      now.time_since_epoch() - std::chrono::steady_clock::duration(start_ns_.load(std::memory_order_relaxed))).count();
+  const double elapsed =
+      std::chrono::duration<double>(
+          now.time_since_epoch() -
+          std::chrono::steady_clock::duration(start_ns_.load(std::memory_order_relaxed)))
+          .count();
   if (elapsed < limit || watchdog_fired_.exchange(true)) return;
   // Stop every worker; the report is written once they have all stopped (FinishWatchdog),
   // so that it reads the lists' state without racing them.

@@ -44,8 +44,9 @@ std::pair<TaskList&, TaskID> TaskList::AddSublist(TaskID dependency, IterationLi
                                                   std::string label) {
   CheckDependency(dependency);
   if (limits.min < 0 || limits.max < 1 || limits.max < limits.min)
-    throw TaskGraphError("AddSublist: iteration limits need 0 <= min <= max and max >= 1 (got min " +
-                         std::to_string(limits.min) + ", max " + std::to_string(limits.max) + ")");
+    throw TaskGraphError(
+        "AddSublist: iteration limits need 0 <= min <= max and max >= 1 (got min " +
+        std::to_string(limits.min) + ", max " + std::to_string(limits.max) + ")");
   auto node = std::make_unique<detail::TaskNode>();
   const int id = static_cast<int>(tasks_.size());
   node->label = label.empty() ? "sublist " + std::to_string(id) : std::move(label);

@@ -52,9 +52,10 @@ struct Place {
   std::vector<detail::TaskNode*> path;
 };
 
-void MapPlaces(TaskList& list, int index, std::vector<detail::TaskNode*>& path,
-               std::map<const TaskList*, Place>& places,
-               const std::function<std::vector<std::unique_ptr<detail::TaskNode>>&(TaskList&)>& tasks) {
+void MapPlaces(
+    TaskList& list, int index, std::vector<detail::TaskNode*>& path,
+    std::map<const TaskList*, Place>& places,
+    const std::function<std::vector<std::unique_ptr<detail::TaskNode>>&(TaskList&)>& tasks) {
   places[&list] = Place{index, path};
   for (auto& node : tasks(list)) {
     if (!node->sublist) continue;
@@ -111,8 +112,8 @@ void TaskRegion::Validate() {
       std::vector<int> present;
       for (int i = 0; i < size(); ++i)
         if (count[static_cast<std::size_t>(i)]) present.push_back(i);
-      std::string msg = "regional key " + key.ToString() + " is registered in list(s) " +
-                        ListNames(present);
+      std::string msg =
+          "regional key " + key.ToString() + " is registered in list(s) " + ListNames(present);
       if (!missing.empty()) msg += " but missing from list(s) " + ListNames(missing);
       if (!twice.empty()) msg += "; registered more than once in list(s) " + ListNames(twice);
       msg += ": every list of the region must register it exactly once";
@@ -125,7 +126,8 @@ void TaskRegion::Validate() {
     std::vector<const Place*> where(static_cast<std::size_t>(size()));
     for (const auto* r : regs) {
       const TaskList* owner = r->id.owner_;
-      auto* node = const_cast<TaskList*>(owner)->tasks_[static_cast<std::size_t>(r->id.ids_[0])].get();
+      auto* node =
+          const_cast<TaskList*>(owner)->tasks_[static_cast<std::size_t>(r->id.ids_[0])].get();
       if (node->group)
         throw TaskGraphError("task '" + node->label + "' of list " + std::to_string(r->list) +
                              " is registered under two regional keys");
@@ -148,7 +150,8 @@ void TaskRegion::Validate() {
       if (existing) continue;
       auto barrier = std::make_unique<detail::SublistBarrier>();
       barrier->size = size();
-      barrier->decisions = std::make_unique<std::atomic<int>[]>(2 * static_cast<std::size_t>(size()));
+      barrier->decisions =
+          std::make_unique<std::atomic<int>[]>(2 * static_cast<std::size_t>(size()));
       for (auto* p : where) {
         p->path[d]->barrier = barrier.get();
         barrier->members.push_back(p->path[d]);

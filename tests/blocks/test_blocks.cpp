@@ -20,8 +20,8 @@
 #if TRIBUTARY_HAVE_MPI
 // Every MPI_Isend of the process goes through here (the MPI profiling interface).
 static std::atomic<long> isend_calls{0};
-extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                         MPI_Request* request) {
+extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                         MPI_Comm comm, MPI_Request* request) {
   isend_calls.fetch_add(1);
   return PMPI_Isend(buf, count, type, dest, tag, comm, request);
 }
@@ -48,7 +48,9 @@ struct Block {
 
 constexpr std::size_t kLength = 37;
 
-std::int64_t ValueOf(int gid, std::size_t i) { return (gid + 1) * 1000 + static_cast<std::int64_t>(i) * (gid % 5 + 1); }
+std::int64_t ValueOf(int gid, std::size_t i) {
+  return (gid + 1) * 1000 + static_cast<std::int64_t>(i) * (gid % 5 + 1);
+}
 
 std::vector<std::int64_t> Total(int blocks) {
   std::vector<std::int64_t> t(kLength, 0);
@@ -65,7 +67,8 @@ struct Case {
   std::string Name() const {
     std::string r;
     for (int k : radix) r += std::to_string(k) + ",";
-    return std::to_string(blocks) + " blocks, " + std::to_string(dims) + "-D, radix " + r + (contiguous ? " doubling" : " halving") +
+    return std::to_string(blocks) + " blocks, " + std::to_string(dims) + "-D, radix " + r +
+           (contiguous ? " doubling" : " halving") +
            (assignment == BlockAssignment::contiguous ? ", contiguous" : ", round-robin");
   }
 };
@@ -79,7 +82,8 @@ std::vector<Case> Cases() {
         // every block count with radix 2 and 3; the rest on a sample, both directions
         if (r > 1 && (blocks + dims + static_cast<int>(r)) % 3 != 0) continue;
         const bool contiguous = (blocks + static_cast<int>(r)) % 2 == 0;
-        const auto assignment = (blocks + dims) % 2 ? BlockAssignment::round_robin : BlockAssignment::contiguous;
+        const auto assignment =
+            (blocks + dims) % 2 ? BlockAssignment::round_robin : BlockAssignment::contiguous;
         cases.push_back({blocks, dims, radices[r], contiguous, assignment});
       }
   return cases;
@@ -134,7 +138,8 @@ TEST(BlockPatterns, MergeGivesTheRootTheSum) {
   tributary::Context ctx;
   for (const Case& c : Cases()) {
     BlockGrid grid = BlockGrid::Regular(c.blocks, c.dims, Size(), c.assignment);
-    BlockReduction<Block> merge(ctx, BlockPartners(BlockPattern::merge, grid, c.radix, c.contiguous),
+    BlockReduction<Block> merge(ctx,
+                                BlockPartners(BlockPattern::merge, grid, c.radix, c.contiguous),
                                 [](Block& b, BlockProxy& rp, const BlockPartners&) {
                                   Sum(rp, b);
                                   for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
@@ -152,7 +157,8 @@ TEST(BlockPatterns, BroadcastDeliversTheRootsData) {
   tributary::Context ctx;
   for (const Case& c : Cases()) {
     BlockGrid grid = BlockGrid::Regular(c.blocks, c.dims, Size(), c.assignment);
-    BlockReduction<Block> bcast(ctx, BlockPartners(BlockPattern::broadcast, grid, c.radix, c.contiguous),
+    BlockReduction<Block> bcast(ctx,
+                                BlockPartners(BlockPattern::broadcast, grid, c.radix, c.contiguous),
                                 [](Block& b, BlockProxy& rp, const BlockPartners&) {
                                   if (!rp.InLink().empty()) {
                                     ASSERT_EQ(rp.InLink().size(), 1u);
@@ -172,7 +178,8 @@ TEST(BlockPatterns, AllReduceGivesEveryBlockTheTotal) {
   tributary::Context ctx;
   for (const Case& c : Cases()) {
     BlockGrid grid = BlockGrid::Regular(c.blocks, c.dims, Size(), c.assignment);
-    BlockReduction<Block> all(ctx, BlockPartners(BlockPattern::all_reduce, grid, c.radix, c.contiguous),
+    BlockReduction<Block> all(ctx,
+                              BlockPartners(BlockPattern::all_reduce, grid, c.radix, c.contiguous),
                               [](Block& b, BlockProxy& rp, const BlockPartners& partners) {
                                 if (partners.InMerge(rp.Round())) {
                                   Sum(rp, b);
@@ -184,11 +191,13 @@ TEST(BlockPatterns, AllReduceGivesEveryBlockTheTotal) {
                               });
     std::vector<Block> mine = LocalBlocks(grid);
     RunAsTasks(ctx, all, mine, c.blocks % 2 == 1);  // odd block counts on worker threads
-    for (const Block& b : mine) EXPECT_EQ(b.data, Total(c.blocks)) << c.Name() << ", block " << b.gid;
+    for (const Block& b : mine)
+      EXPECT_EQ(b.data, Total(c.blocks)) << c.Name() << ", block " << b.gid;
     // A second generation of the same object.
     mine = LocalBlocks(grid);
     RunAsTasks(ctx, all, mine);
-    for (const Block& b : mine) EXPECT_EQ(b.data, Total(c.blocks)) << c.Name() << ", generation 2, block " << b.gid;
+    for (const Block& b : mine)
+      EXPECT_EQ(b.data, Total(c.blocks)) << c.Name() << ", generation 2, block " << b.gid;
   }
 }
 
@@ -196,41 +205,46 @@ TEST(BlockPatterns, SwapLeavesEachBlockItsSliceOfTheTotal) {
   tributary::Context ctx;
   for (const Case& c : Cases()) {
     BlockGrid grid = BlockGrid::Regular(c.blocks, c.dims, Size(), c.assignment);
-    BlockReduction<Block> swap(ctx, BlockPartners(BlockPattern::swap, grid, c.radix, c.contiguous),
-                               [](Block& b, BlockProxy& rp, const BlockPartners&) {
-                                 if (!rp.InLink().empty()) {  // every partner sent our slice
-                                   std::vector<std::int64_t> acc(b.hi - b.lo, 0);
-                                   for (int from : rp.InLink()) {
-                                     std::vector<std::int64_t> in;
-                                     rp.Dequeue(from, in);
-                                     ASSERT_EQ(in.size(), acc.size());
-                                     for (std::size_t i = 0; i < acc.size(); ++i) acc[i] += in[i];
-                                   }
-                                   std::copy(acc.begin(), acc.end(), b.data.begin() + static_cast<std::ptrdiff_t>(b.lo));
-                                 }
-                                 const auto& out = rp.OutLink();
-                                 const std::size_t k = out.size(), n = b.hi - b.lo, lo = b.lo;
-                                 for (std::size_t j = 0; j < k; ++j) {
-                                   const std::size_t a = lo + n * j / k, z = lo + n * (j + 1) / k;
-                                   rp.Enqueue(out[j], std::vector<std::int64_t>(b.data.begin() + static_cast<std::ptrdiff_t>(a),
-                                                                                b.data.begin() + static_cast<std::ptrdiff_t>(z)));
-                                   if (out[j] == b.gid) {
-                                     b.lo = a;
-                                     b.hi = z;
-                                   }
-                                 }
-                               });
+    BlockReduction<Block> swap(
+        ctx, BlockPartners(BlockPattern::swap, grid, c.radix, c.contiguous),
+        [](Block& b, BlockProxy& rp, const BlockPartners&) {
+          if (!rp.InLink().empty()) {  // every partner sent our slice
+            std::vector<std::int64_t> acc(b.hi - b.lo, 0);
+            for (int from : rp.InLink()) {
+              std::vector<std::int64_t> in;
+              rp.Dequeue(from, in);
+              ASSERT_EQ(in.size(), acc.size());
+              for (std::size_t i = 0; i < acc.size(); ++i) acc[i] += in[i];
+            }
+            std::copy(acc.begin(), acc.end(), b.data.begin() + static_cast<std::ptrdiff_t>(b.lo));
+          }
+          const auto& out = rp.OutLink();
+          const std::size_t k = out.size(), n = b.hi - b.lo, lo = b.lo;
+          for (std::size_t j = 0; j < k; ++j) {
+            const std::size_t a = lo + n * j / k, z = lo + n * (j + 1) / k;
+            rp.Enqueue(out[j],
+                       std::vector<std::int64_t>(b.data.begin() + static_cast<std::ptrdiff_t>(a),
+                                                 b.data.begin() + static_cast<std::ptrdiff_t>(z)));
+            if (out[j] == b.gid) {
+              b.lo = a;
+              b.hi = z;
+            }
+          }
+        });
     std::vector<Block> mine = LocalBlocks(grid);
     RunAsTasks(ctx, swap, mine);
     const auto total = Total(c.blocks);
     std::int64_t held = 0;
     for (const Block& b : mine) {
       held += static_cast<std::int64_t>(b.hi - b.lo);
-      for (std::size_t i = b.lo; i < b.hi; ++i) EXPECT_EQ(b.data[i], total[i]) << c.Name() << ", block " << b.gid;
+      for (std::size_t i = b.lo; i < b.hi; ++i)
+        EXPECT_EQ(b.data[i], total[i]) << c.Name() << ", block " << b.gid;
     }
     // The slices cover the vector exactly once.
     const auto all = tributary::testing::AllGather(held);
-    EXPECT_EQ(std::accumulate(all.begin(), all.end(), std::int64_t(0)), static_cast<std::int64_t>(kLength)) << c.Name();
+    EXPECT_EQ(std::accumulate(all.begin(), all.end(), std::int64_t(0)),
+              static_cast<std::int64_t>(kLength))
+        << c.Name();
   }
 }
 
@@ -240,26 +254,34 @@ TEST(BlockPatterns, AllToAllDeliversEveryMessageOnce) {
     BlockGrid grid = BlockGrid::Regular(c.blocks, c.dims, Size(), c.assignment);
     std::vector<Block> mine = LocalBlocks(grid);
     int checked = 0;
-    BlockAllToAll<Block> a2a(ctx, grid, [&](Block& b, BlockProxy& rp) {
-      if (rp.InLink().empty()) {  // the first call: a message to every block d with (g + d) % 3 != 0
-        EXPECT_EQ(static_cast<int>(rp.OutLink().size()), c.blocks);
-        for (int d : rp.OutLink())
-          if ((b.gid + d) % 3 != 0) rp.Enqueue(d, std::vector<std::int64_t>(static_cast<std::size_t>(d % 4 + 1), b.gid * 100 + d));
-        return;
-      }
-      EXPECT_EQ(static_cast<int>(rp.InLink().size()), c.blocks);
-      for (int s : rp.InLink()) {
-        if ((s + b.gid) % 3 == 0) {
-          EXPECT_EQ(rp.Remaining(s), 0u) << c.Name();
-          continue;
-        }
-        std::vector<std::int64_t> in;
-        rp.Dequeue(s, in);
-        EXPECT_EQ(in, std::vector<std::int64_t>(static_cast<std::size_t>(b.gid % 4 + 1), s * 100 + b.gid)) << c.Name();
-        EXPECT_EQ(rp.Remaining(s), 0u) << c.Name();
-        ++checked;
-      }
-    }, c.radix, c.contiguous);
+    BlockAllToAll<Block> a2a(
+        ctx, grid,
+        [&](Block& b, BlockProxy& rp) {
+          if (rp.InLink()
+                  .empty()) {  // the first call: a message to every block d with (g + d) % 3 != 0
+            EXPECT_EQ(static_cast<int>(rp.OutLink().size()), c.blocks);
+            for (int d : rp.OutLink())
+              if ((b.gid + d) % 3 != 0)
+                rp.Enqueue(d, std::vector<std::int64_t>(static_cast<std::size_t>(d % 4 + 1),
+                                                        b.gid * 100 + d));
+            return;
+          }
+          EXPECT_EQ(static_cast<int>(rp.InLink().size()), c.blocks);
+          for (int s : rp.InLink()) {
+            if ((s + b.gid) % 3 == 0) {
+              EXPECT_EQ(rp.Remaining(s), 0u) << c.Name();
+              continue;
+            }
+            std::vector<std::int64_t> in;
+            rp.Dequeue(s, in);
+            EXPECT_EQ(in, std::vector<std::int64_t>(static_cast<std::size_t>(b.gid % 4 + 1),
+                                                    s * 100 + b.gid))
+                << c.Name();
+            EXPECT_EQ(rp.Remaining(s), 0u) << c.Name();
+            ++checked;
+          }
+        },
+        c.radix, c.contiguous);
     RunAsTasks(ctx, a2a, mine);
     int want = 0;
     for (const Block& b : mine)
@@ -298,7 +320,8 @@ TEST(BlockPatterns, InstancesInFlightTogetherInAnyOrder) {
     BlockReduction<Block>& r = (Rank() % 2 == 0) == first_half ? a : b;
     const int i = l % std::max(n, 1);
     tributary::TaskID dep;
-    for (int c = 0; c < r.Calls(); ++c) dep = region[l].AddTask(dep, [&r, i, c] { return r.Round(i, c); });
+    for (int c = 0; c < r.Calls(); ++c)
+      dep = region[l].AddTask(dep, [&r, i, c] { return r.Round(i, c); });
   }
   ASSERT_EQ(ctx.Execute(tc), TaskStatus::complete);
   for (const Block& x : mine_a) EXPECT_EQ(x.data, Total(10));
@@ -319,7 +342,8 @@ TEST(BlockPatterns, StepsUseTheLargestDivisorOrThePrimeRemainder) {
   EXPECT_EQ(ks(BlockPartners(BlockPattern::merge, g12, {3, 2})), std::vector<int>({3, 2, 2}));
   EXPECT_EQ(ks(BlockPartners(BlockPattern::merge, g14, {4})), std::vector<int>({2, 7}));
   // Doubling groups neighbours first; halving the farthest first.
-  const BlockPartners doubling(BlockPattern::swap, g12, {2}, true), halving(BlockPattern::swap, g12, {2}, false);
+  const BlockPartners doubling(BlockPattern::swap, g12, {2}, true),
+      halving(BlockPattern::swap, g12, {2}, false);
   EXPECT_EQ(doubling.Group(0, 5), std::vector<int>({4, 5}));
   EXPECT_EQ(halving.Group(0, 5), std::vector<int>({5, 11}));  // steps 2, 2, 3: stride 6 first
   // 3-D: the dimensions take turns.
@@ -352,13 +376,14 @@ TEST(BlockPatterns, AssignmentsAreUnevenAndMayLeaveRanksEmpty) {
 TEST(BlockPatterns, MessagesOnOneRankNeverCallMpi) {
   tributary::Context self(MPI_COMM_SELF);
   const BlockGrid grid = BlockGrid::Regular(12, 2, 1);
-  BlockReduction<Block> all(self, BlockPartners(BlockPattern::all_reduce, grid, {2}), [](Block& b, BlockProxy& rp, const BlockPartners& p) {
-    if (p.InMerge(rp.Round()))
-      Sum(rp, b);
-    else
-      rp.Dequeue(rp.InLink()[0], b.data);
-    for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
-  });
+  BlockReduction<Block> all(self, BlockPartners(BlockPattern::all_reduce, grid, {2}),
+                            [](Block& b, BlockProxy& rp, const BlockPartners& p) {
+                              if (p.InMerge(rp.Round()))
+                                Sum(rp, b);
+                              else
+                                rp.Dequeue(rp.InLink()[0], b.data);
+                              for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
+                            });
   std::vector<Block> mine = LocalBlocks(grid, 0);
   const long before = isend_calls.load();
   RunAsTasks(self, all, mine);
@@ -390,7 +415,9 @@ TEST(BlockPatterns, BadInputIsAClearError) {
   try {
     BlockGrid({2, 3}, 1).RequireBlocks(7);
   } catch (const tributary::UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("7 blocks do not match the grid of 2 x 3 = 6"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("7 blocks do not match the grid of 2 x 3 = 6"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(BlockPartners(BlockPattern::merge, BlockGrid({4}, 1), {1}), tributary::UsageError);
   EXPECT_THROW(BlockPartners(BlockPattern::merge, BlockGrid({4}, 1), {}), tributary::UsageError);
@@ -402,15 +429,19 @@ TEST(BlockPatterns, BadInputIsAClearError) {
   tributary::Context self;
 #endif
   const BlockGrid grid({4}, 1);
-  BlockReduction<Block> bad(self, BlockPartners(BlockPattern::merge, grid, {2}), [](Block& b, BlockProxy& rp, const BlockPartners&) {
-    rp.Enqueue((b.gid + 3) % 4, b.gid);  // a partner for block 1 (0), not for block 2 (1)
-  });
+  BlockReduction<Block> bad(self, BlockPartners(BlockPattern::merge, grid, {2}),
+                            [](Block& b, BlockProxy& rp, const BlockPartners&) {
+                              rp.Enqueue((b.gid + 3) % 4,
+                                         b.gid);  // a partner for block 1 (0), not for block 2 (1)
+                            });
   std::vector<Block> mine = LocalBlocks(grid, 0);
   std::vector<Block*> ptrs;
   for (Block& b : mine) ptrs.push_back(&b);
   bad.Start(ptrs);
   try {
-    bad.Round(1, 0);  // block 1's partner in step 0 is block 0; it enqueues to block 0 = (1 + 3) % 4: fine
+    bad.Round(
+        1,
+        0);  // block 1's partner in step 0 is block 0; it enqueues to block 0 = (1 + 3) % 4: fine
     bad.Round(2, 0);  // block 2 enqueues to block 1, not its partner (2)
     ADD_FAILURE() << "no error for a non-partner";
   } catch (const tributary::UsageError& e) {
@@ -418,9 +449,10 @@ TEST(BlockPatterns, BadInputIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("block 2, round 0"), std::string::npos) << e.what();
   }
   EXPECT_THROW(bad.Start(ptrs), tributary::UsageError);  // still running
-  EXPECT_THROW(BlockReduction<Block>(self, BlockPartners(BlockPattern::merge, BlockGrid({4}, 2), {2}),
-                                     [](Block&, BlockProxy&, const BlockPartners&) {}),
-               tributary::UsageError);  // a grid for 2 ranks on a one-rank Context
+  EXPECT_THROW(
+      BlockReduction<Block>(self, BlockPartners(BlockPattern::merge, BlockGrid({4}, 2), {2}),
+                            [](Block&, BlockProxy&, const BlockPartners&) {}),
+      tributary::UsageError);  // a grid for 2 ranks on a one-rank Context
 }
 
 }  // namespace

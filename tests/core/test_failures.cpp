@@ -6,8 +6,8 @@
 #include <chrono>
 #include <string>
 
-#include "mpi_test.hpp"
 #include "context_impl.hpp"  // the Context's own communicators
+#include "mpi_test.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {
@@ -64,8 +64,7 @@ TEST(Failures, WatchdogNamesTheRankAndTheListThatDidNotContribute) {
   TRIBUTARY_EXPECT_ALL(Contains(report, "rank " + std::to_string(slow) +
                                             ": generation 1 collecting: 1 of 2 lists "
                                             "contributed, missing lists: 1"));
-  if (Size() > 1)
-    TRIBUTARY_EXPECT_ALL(Contains(report, "rank 0: generation 1 in flight"));
+  if (Size() > 1) TRIBUTARY_EXPECT_ALL(Contains(report, "rank 0: generation 1 in flight"));
   EXPECT_EQ(r.State(), tributary::detail::Phase::failed);
   Drain(ctx, r);
   TRIBUTARY_EXPECT_ALL(!r.InFlight());
@@ -112,8 +111,7 @@ TEST(Failures, MpiErrorsOnOwnCommunicatorsBecomeMpiError) {
   std::string message;
   int code = 0;
   try {
-    tributary::detail::CheckMpi(
-        MPI_Send(nullptr, -1, MPI_INT, 0, 0, ctx.Impl().p2p), "MPI_Send");
+    tributary::detail::CheckMpi(MPI_Send(nullptr, -1, MPI_INT, 0, 0, ctx.Impl().p2p), "MPI_Send");
   } catch (const tributary::MpiError& e) {
     message = e.what();
     code = e.code();
@@ -122,7 +120,8 @@ TEST(Failures, MpiErrorsOnOwnCommunicatorsBecomeMpiError) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(code, text, &len);
-  TRIBUTARY_EXPECT_ALL(len > 0 && Contains(message, std::string(text, static_cast<std::size_t>(len))));
+  TRIBUTARY_EXPECT_ALL(len > 0 &&
+                       Contains(message, std::string(text, static_cast<std::size_t>(len))));
 }
 #endif
 

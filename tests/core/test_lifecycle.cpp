@@ -159,8 +159,7 @@ TEST(Lifecycle, VectorsOfDifferentLengthsAcrossRanksFailOnEveryRank) {
   v.StartReduce(tributary::Sum{});
   const std::string msg = MessageOf<UsageError>([&] { Wait(v); });
   if (Size() > 1) {
-    TRIBUTARY_EXPECT_ALL(Contains(msg, "lengths differ across ranks") &&
-                         Contains(msg, "'norms'") &&
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "lengths differ across ranks") && Contains(msg, "'norms'") &&
                          Contains(msg, "between 3 and " + std::to_string(2 + Size())));
     EXPECT_EQ(v.State(), Phase::failed);
   } else {
@@ -315,7 +314,8 @@ TEST(Lifecycle, LargeBatchesWithRunsOfTheSameOperator) {
     big.Expect(lists);
     for (int i = 0; i < lists; ++i) {
       for (std::size_t k = 0; k < sums.size(); ++k) sums[k]->Contribute(i, double(k) + Rank());
-      for (std::size_t k = 0; k < maxes.size(); ++k) maxes[k]->Contribute(i, Rank() * 10 + i + int(k));
+      for (std::size_t k = 0; k < maxes.size(); ++k)
+        maxes[k]->Contribute(i, Rank() * 10 + i + int(k));
       scaled.Contribute(i, 1.0);
     }
     Wait(big);
@@ -328,7 +328,8 @@ TEST(Lifecycle, LargeBatchesWithRunsOfTheSameOperator) {
       max_ref = std::max(max_ref, q * 10 + nl - 1);
     }
     bool ok = scaled.val == total_lists;
-    for (std::size_t k = 0; k < sums.size(); ++k) ok = ok && sums[k]->val == double(k) * total_lists + rank_sum;
+    for (std::size_t k = 0; k < sums.size(); ++k)
+      ok = ok && sums[k]->val == double(k) * total_lists + rank_sum;
     for (std::size_t k = 0; k < maxes.size(); ++k) ok = ok && maxes[k]->val == max_ref + int(k);
     TRIBUTARY_EXPECT_ALL(ok);
   }
@@ -356,7 +357,8 @@ TEST(Lifecycle, BatchOfMixedTypesAndOperatorsTravelsAsOne) {
     Wait(step);
     double dt_ref = tributary::Min::Identity<double>(), mass_ref = 0;
     long cells_ref = tributary::Max::Identity<long>();
-    tributary::ValueLoc<float> where_ref = tributary::MinLoc::Identity<tributary::ValueLoc<float>>();
+    tributary::ValueLoc<float> where_ref =
+        tributary::MinLoc::Identity<tributary::ValueLoc<float>>();
     std::uint8_t f0 = 0, f2 = 0;
     for (int q = 0; q < Size(); ++q) {
       const int nl = (q + g) % 3;

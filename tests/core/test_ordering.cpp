@@ -86,14 +86,41 @@ TEST(Ordering, EightObjectsStartedInADifferentRandomOrderOnEveryRank) {
     const int root = gen % p;
     for (int k : order) {
       switch (k) {
-        case 0: o0.val = me + gen; o0.StartReduce(tributary::Sum{}); break;
-        case 1: o1.val.assign(static_cast<std::size_t>(3 + gen % 5), 1.0 * me); o1.StartReduce(tributary::Max{}); break;
-        case 2: o2.Expect(me % 2 ? 0 : 2, tributary::Sum{}); if (me % 2 == 0) { o2.Contribute(1, gen); o2.Contribute(0, 1); } break;
-        case 3: o3.val.fill(me - gen); o3.StartReduce(tributary::Min{}); break;
-        case 4: o4.val.assign(static_cast<std::size_t>(1000 + gen), 1); o4.StartReduce(root, tributary::Sum{}); break;
-        case 5: o5.val = {1, 0.5 * me}; o5.StartReduce(PairOp{}); break;
-        case 6: o6.local = static_cast<float>(me * gen); o6.StartReduce(); break;
-        case 7: o7.val.assign(static_cast<std::size_t>(1 + (gen * 37) % 4096), gen); o7.StartReduce(tributary::Sum{}); break;
+        case 0:
+          o0.val = me + gen;
+          o0.StartReduce(tributary::Sum{});
+          break;
+        case 1:
+          o1.val.assign(static_cast<std::size_t>(3 + gen % 5), 1.0 * me);
+          o1.StartReduce(tributary::Max{});
+          break;
+        case 2:
+          o2.Expect(me % 2 ? 0 : 2, tributary::Sum{});
+          if (me % 2 == 0) {
+            o2.Contribute(1, gen);
+            o2.Contribute(0, 1);
+          }
+          break;
+        case 3:
+          o3.val.fill(me - gen);
+          o3.StartReduce(tributary::Min{});
+          break;
+        case 4:
+          o4.val.assign(static_cast<std::size_t>(1000 + gen), 1);
+          o4.StartReduce(root, tributary::Sum{});
+          break;
+        case 5:
+          o5.val = {1, 0.5 * me};
+          o5.StartReduce(PairOp{});
+          break;
+        case 6:
+          o6.local = static_cast<float>(me * gen);
+          o6.StartReduce();
+          break;
+        case 7:
+          o7.val.assign(static_cast<std::size_t>(1 + (gen * 37) % 4096), gen);
+          o7.StartReduce(tributary::Sum{});
+          break;
       }
     }
     // Poll in yet another order until all are done.
@@ -105,14 +132,30 @@ TEST(Ordering, EightObjectsStartedInADifferentRandomOrderOnEveryRank) {
         if (finished[static_cast<std::size_t>(k)]) continue;
         TaskStatus s = TaskStatus::incomplete;
         switch (k) {
-          case 0: s = o0.CheckReduce(); break;
-          case 1: s = o1.CheckReduce(); break;
-          case 2: s = o2.CheckReduce(); break;
-          case 3: s = o3.CheckReduce(); break;
-          case 4: s = o4.CheckReduce(); break;
-          case 5: s = o5.CheckReduce(); break;
-          case 6: s = o6.CheckReduce(); break;
-          case 7: s = o7.CheckReduce(); break;
+          case 0:
+            s = o0.CheckReduce();
+            break;
+          case 1:
+            s = o1.CheckReduce();
+            break;
+          case 2:
+            s = o2.CheckReduce();
+            break;
+          case 3:
+            s = o3.CheckReduce();
+            break;
+          case 4:
+            s = o4.CheckReduce();
+            break;
+          case 5:
+            s = o5.CheckReduce();
+            break;
+          case 6:
+            s = o6.CheckReduce();
+            break;
+          case 7:
+            s = o7.CheckReduce();
+            break;
         }
         if (s == TaskStatus::complete) {
           finished[static_cast<std::size_t>(k)] = true;
@@ -124,9 +167,11 @@ TEST(Ordering, EightObjectsStartedInADifferentRandomOrderOnEveryRank) {
     ok = ok && o1.val.size() == static_cast<std::size_t>(3 + gen % 5) && o1.val[0] == p - 1;
     ok = ok && o2.val == ((p + 1) / 2) * (gen + 1);
     ok = ok && o3.val[4] == -gen;
-    ok = ok && (me != root || (o4.val.size() == static_cast<std::size_t>(1000 + gen) && o4.val.back() == p));
+    ok = ok && (me != root ||
+                (o4.val.size() == static_cast<std::size_t>(1000 + gen) && o4.val.back() == p));
     ok = ok && o5.val.a == p && o5.val.b == 0.5 * (p - 1);
-    ok = ok && o6.val.size() == static_cast<std::size_t>(p) && o6.val[static_cast<std::size_t>(p - 1)] == static_cast<float>((p - 1) * gen);
+    ok = ok && o6.val.size() == static_cast<std::size_t>(p) &&
+         o6.val[static_cast<std::size_t>(p - 1)] == static_cast<float>((p - 1) * gen);
     ok = ok && o7.val.back() == static_cast<long>(gen) * p;
     all_ok = all_ok && ok;
   }

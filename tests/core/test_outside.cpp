@@ -109,14 +109,30 @@ void EightObjectsWaitedAloneInAnyOrder(tributary::Context& ctx) {
     o7.StartReduce(tributary::Max{});
     for (int k : Shuffled(8, round)) {
       switch (k) {
-        case 0: WaitAlone([&] { return o0.CheckReduce(); }); break;
-        case 1: WaitAlone([&] { return o1.CheckReduce(); }); break;
-        case 2: WaitAlone([&] { return o2.CheckReduce(); }); break;
-        case 3: WaitAlone([&] { return o3.CheckReduce(); }); break;
-        case 4: WaitAlone([&] { return o4.CheckReduce(); }); break;
-        case 5: WaitAlone([&] { return o5.CheckReduce(); }); break;
-        case 6: WaitAlone([&] { return o6.CheckReduce(); }); break;
-        default: WaitAlone([&] { return o7.CheckReduce(); }); break;
+        case 0:
+          WaitAlone([&] { return o0.CheckReduce(); });
+          break;
+        case 1:
+          WaitAlone([&] { return o1.CheckReduce(); });
+          break;
+        case 2:
+          WaitAlone([&] { return o2.CheckReduce(); });
+          break;
+        case 3:
+          WaitAlone([&] { return o3.CheckReduce(); });
+          break;
+        case 4:
+          WaitAlone([&] { return o4.CheckReduce(); });
+          break;
+        case 5:
+          WaitAlone([&] { return o5.CheckReduce(); });
+          break;
+        case 6:
+          WaitAlone([&] { return o6.CheckReduce(); });
+          break;
+        default:
+          WaitAlone([&] { return o7.CheckReduce(); });
+          break;
       }
     }
     long prod = 1;
@@ -154,7 +170,8 @@ TEST(Progress, BlockPatternsAndKeyedCollectivesWaitedAloneAmongReductions) {
   using tributary::BlockPattern;
   using tributary::BlockProxy;
   tributary::Context ctx;
-  const BlockGrid grid = BlockGrid::Regular(2 * Size() + 1, 1, Size(), tributary::BlockAssignment::round_robin);
+  const BlockGrid grid =
+      BlockGrid::Regular(2 * Size() + 1, 1, Size(), tributary::BlockAssignment::round_robin);
   const auto callback = [](Block& b, BlockProxy& rp, const BlockPartners& partners) {
     if (partners.InMerge(rp.Round())) {
       if (!rp.InLink().empty()) {  // the in-link holds the block itself too
@@ -171,7 +188,8 @@ TEST(Progress, BlockPatternsAndKeyedCollectivesWaitedAloneAmongReductions) {
     }
     for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
   };
-  tributary::BlockReduction<Block> blocks(ctx, BlockPartners(BlockPattern::all_reduce, grid, {2}), callback);
+  tributary::BlockReduction<Block> blocks(ctx, BlockPartners(BlockPattern::all_reduce, grid, {2}),
+                                          callback);
   tributary::KeyedReduction<std::int64_t> keyed(ctx, "keyed");
   tributary::AllReduce<std::vector<double>> a(ctx, "a");
   tributary::AllReduce<long> b(ctx, "b");
@@ -179,7 +197,8 @@ TEST(Progress, BlockPatternsAndKeyedCollectivesWaitedAloneAmongReductions) {
   const int nblocks = 2 * p + 1;
   for (unsigned round = 0; round < 8; ++round) {
     std::vector<Block> mine;
-    for (int gid : grid.LocalBlocks(me)) mine.push_back(Block{std::vector<std::int64_t>(9, gid + 1)});
+    for (int gid : grid.LocalBlocks(me))
+      mine.push_back(Block{std::vector<std::int64_t>(9, gid + 1)});
     std::vector<Block*> ptrs;
     for (Block& x : mine) ptrs.push_back(&x);
     blocks.Start(ptrs);
@@ -208,11 +227,13 @@ TEST(Progress, BlockPatternsAndKeyedCollectivesWaitedAloneAmongReductions) {
         WaitAlone([&] { return b.CheckReduce(); });
       }
     }
-    bool ok = a.val[299] == p - 1 && b.val == p * (p - 1) / 2 && keyed.Result(round) == p * (p + 1) / 2;
+    bool ok =
+        a.val[299] == p - 1 && b.val == p * (p - 1) / 2 && keyed.Result(round) == p * (p + 1) / 2;
     for (const Block& x : mine) ok = ok && x.data[8] == nblocks * (nblocks + 1) / 2;
     if (!ok)
-      std::fprintf(stderr, "rank %d round %u: a %g b %ld keyed %ld block %ld\n", me, round, a.val[299], b.val,
-                   static_cast<long>(keyed.Result(round)), mine.empty() ? -1L : static_cast<long>(mine[0].data[8]));
+      std::fprintf(stderr, "rank %d round %u: a %g b %ld keyed %ld block %ld\n", me, round,
+                   a.val[299], b.val, static_cast<long>(keyed.Result(round)),
+                   mine.empty() ? -1L : static_cast<long>(mine[0].data[8]));
     TRIBUTARY_EXPECT_ALL(ok);
   }
 }
@@ -232,7 +253,8 @@ TEST(Progress, ContextWaitTakesSeveralObjects) {
   a.val = 1;
   a.StartReduce(tributary::Sum{});
   ctx.WaitAll();
-  TRIBUTARY_EXPECT_ALL(a.InFlight() == false && a.CheckReduce() == TaskStatus::complete && a.val == Size());
+  TRIBUTARY_EXPECT_ALL(a.InFlight() == false && a.CheckReduce() == TaskStatus::complete &&
+                       a.val == Size());
 }
 
 // The value list `list` contributes in cycle `cycle`: different every cycle.
@@ -329,7 +351,8 @@ TEST(Cycles, ExpectContributeArmedInsideTheCycle) {
   bool ok = true;
   for (int cycle = 1; cycle <= 100; ++cycle) {
     const std::vector<int> order = Shuffled(lists, static_cast<unsigned>(cycle) + 999u);
-    std::vector<double> seen(static_cast<std::size_t>(lists), -1), partial(static_cast<std::size_t>(lists));
+    std::vector<double> seen(static_cast<std::size_t>(lists), -1),
+        partial(static_cast<std::size_t>(lists));
     std::atomic<int> turn{0};
     tributary::TaskCollection tc;
     auto& region = tc.AddRegion(lists);
@@ -420,7 +443,8 @@ TEST(RefusedContributions, ChangeNothingOnHostValues) {
     ++refused;
   }
   ctx.Wait(v, s);
-  TRIBUTARY_EXPECT_ALL(refused == 6 && v.val.size() == 4 && v.val[3] == 6.0 * p && s.val == lists - 1);
+  TRIBUTARY_EXPECT_ALL(refused == 6 && v.val.size() == 4 && v.val[3] == 6.0 * p &&
+                       s.val == lists - 1);
 }
 
 TEST(RefusedContributions, ChangeNothingOnBatchMembersAndExactSums) {
@@ -462,7 +486,8 @@ TEST(RefusedContributions, ChangeNothingOnBatchMembersAndExactSums) {
   tributary::ExactSum want;
   for (int r = 0; r < p; ++r)
     for (int l = 0; l < lists; ++l) want.Add(0.1 * (l + 1));
-  TRIBUTARY_EXPECT_ALL(refused == 3 * lists && sum.val == want.Round() && exact.val == want.Round() && lo.val == 5.0);
+  TRIBUTARY_EXPECT_ALL(refused == 3 * lists && sum.val == want.Round() &&
+                       exact.val == want.Round() && lo.val == 5.0);
 }
 
 // Keyed collectives: a repeated order index and one out of range are refused on the

@@ -60,7 +60,8 @@ using Form = d::ShortForm<3, false>;
 
 // Random values below 2^top, with exponents within `span` of each other (and lower with
 // random leading zeros unless `narrow`), some negative, some zero.
-std::vector<double> Values(std::mt19937_64& rng, std::size_t n, int top, int span, bool narrow = false) {
+std::vector<double> Values(std::mt19937_64& rng, std::size_t n, int top, int span,
+                           bool narrow = false) {
   std::vector<double> x(n);
   for (double& v : x) {
     const std::uint64_t mantissa = (rng() >> 11) | (narrow ? std::uint64_t(1) << 52 : 0);
@@ -99,21 +100,24 @@ bool MatchElementByElement(std::mt19937_64& rng, const std::vector<double>& x) {
   std::int64_t mlo = std::int64_t(1) << 40, mhi = -1;
   bool mspecial = false;
   std::fill(got.begin(), got.end(), 0xdeadbeef);
-  EXPECT_TRUE(d::DepositMeasuringKernel(x.data(), n, w.first, 3, got.data(), &mlo, &mhi, &mspecial));
+  EXPECT_TRUE(
+      d::DepositMeasuringKernel(x.data(), n, w.first, 3, got.data(), &mlo, &mhi, &mspecial));
   EXPECT_EQ(got, expected) << "measuring, window from digit " << w.first;
   EXPECT_EQ(mlo, lo);
   EXPECT_EQ(mhi, hi);
   EXPECT_EQ(mspecial, special);
   // Pairs of records added and rounded in one pass, as a combine and a rounding do.
   std::vector<std::uint32_t> other(3 * n);
-  for (std::size_t i = 0; i < 3 * n; ++i) other[i] = expected[(i + 3) % (3 * n)] ^ (i % 3 == 0 ? 0xfffu : 0u);
+  for (std::size_t i = 0; i < 3 * n; ++i)
+    other[i] = expected[(i + 3) % (3 * n)] ^ (i % 3 == 0 ? 0xfffu : 0u);
   std::vector<double> summed(n);
   EXPECT_TRUE(d::RoundSumKernel(expected.data(), other.data(), n, w.first, 3, summed.data()));
   for (std::size_t k = 0; k < n; ++k) {
     std::uint32_t sum[3] = {other[3 * k], other[3 * k + 1], other[3 * k + 2]};
     d::ShortCombine<Form>(nullptr, expected.data() + 3 * k, sum, 1);
     if (!SameBits(summed[k], d::RoundShort<double, Form>(sum, w.first))) {
-      ADD_FAILURE() << "sum of records " << k << " of " << n << " in the window from digit " << w.first;
+      ADD_FAILURE() << "sum of records " << k << " of " << n << " in the window from digit "
+                    << w.first;
       break;
     }
   }
@@ -130,10 +134,11 @@ bool MatchElementByElement(std::mt19937_64& rng, const std::vector<double>& x) {
   // A value that does not fit is reported, wherever it sits among the others: below the
   // window, above it, NaN, an infinity, and one bit below the lowest digit.
   const int bottom = 32 * w.first - 1074;
-  const double outside[] = {std::ldexp(1.0, bottom - 1 - static_cast<int>(rng() % 40)),
-                            std::ldexp(1.0, static_cast<int>(hi) - 1073 + static_cast<int>(rng() % 3)),
-                            std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity(),
-                            std::ldexp(1.0, bottom + 40) + std::ldexp(1.0, bottom - 1)};
+  const double outside[] = {
+      std::ldexp(1.0, bottom - 1 - static_cast<int>(rng() % 40)),
+      std::ldexp(1.0, static_cast<int>(hi) - 1073 + static_cast<int>(rng() % 3)),
+      std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity(),
+      std::ldexp(1.0, bottom + 40) + std::ldexp(1.0, bottom - 1)};
   for (double bad : outside) {
     std::vector<double> y = x;
     y[rng() % n] = bad;
@@ -147,7 +152,8 @@ bool MatchElementByElement(std::mt19937_64& rng, const std::vector<double>& x) {
     std::int64_t ylo = std::int64_t(1) << 40, yhi = -1, ymlo = ylo, ymhi = yhi;
     bool yspecial = false, ymspecial = false;
     for (double v : y) d::WidenRange(v, &ylo, &yhi, &yspecial);
-    EXPECT_TRUE(d::DepositMeasuringKernel(y.data(), n, w.first, 3, got.data(), &ymlo, &ymhi, &ymspecial));
+    EXPECT_TRUE(
+        d::DepositMeasuringKernel(y.data(), n, w.first, 3, got.data(), &ymlo, &ymhi, &ymspecial));
     EXPECT_EQ(ymlo, ylo);
     EXPECT_EQ(ymhi, yhi);
     EXPECT_EQ(ymspecial, yspecial);
@@ -162,24 +168,26 @@ bool MatchElementByElement(std::mt19937_64& rng, const std::vector<double>& x) {
 
 TEST(ExactKernels, WriteCheckAndRoundRecordsAsTheElementByElementCode) {
   namespace d = tributary::detail;
-  if (!d::ExactKernelsAvailable()) GTEST_SKIP() << "no AVX2 and FMA here: the element-by-element code runs";
+  if (!d::ExactKernelsAvailable())
+    GTEST_SKIP() << "no AVX2 and FMA here: the element-by-element code runs";
   for (const d::ExactKernelLevel level : {d::ExactKernelLevel::avx2, d::ExactKernelLevel::avx512}) {
-  if (d::LimitExactKernels(level) != level) continue;  // not on this CPU
-  SCOPED_TRACE(level == d::ExactKernelLevel::avx2 ? "AVX2" : "AVX-512");
-  std::mt19937_64 rng(20261123);
-  int windows = 0;
-  for (int trial = 0; trial < 3000 && !HasFailure(); ++trial) {
-    const std::size_t n = 1 + rng() % 37;  // whole groups of four and a remainder
-    const int top = static_cast<int>(rng() % 1200) - 600, span = static_cast<int>(rng() % 31);
-    if (kernels::MatchElementByElement(rng, kernels::Values(rng, n, top, span))) ++windows;
-  }
-  EXPECT_GT(windows, 300);  // the three-digit windows the kernels take were among them
-  // Long arrays (the 512-bit kernels, where the CPU has them), with a remainder.
-  int long_windows = 0;
-  for (int trial = 0; trial < 12 && !HasFailure(); ++trial)
-    if (kernels::MatchElementByElement(rng, kernels::Values(rng, 20000 + 9 * trial, 7 * trial - 40, 2, true)))
-      ++long_windows;
-  EXPECT_GE(long_windows, 4);
+    if (d::LimitExactKernels(level) != level) continue;  // not on this CPU
+    SCOPED_TRACE(level == d::ExactKernelLevel::avx2 ? "AVX2" : "AVX-512");
+    std::mt19937_64 rng(20261123);
+    int windows = 0;
+    for (int trial = 0; trial < 3000 && !HasFailure(); ++trial) {
+      const std::size_t n = 1 + rng() % 37;  // whole groups of four and a remainder
+      const int top = static_cast<int>(rng() % 1200) - 600, span = static_cast<int>(rng() % 31);
+      if (kernels::MatchElementByElement(rng, kernels::Values(rng, n, top, span))) ++windows;
+    }
+    EXPECT_GT(windows, 300);  // the three-digit windows the kernels take were among them
+    // Long arrays (the 512-bit kernels, where the CPU has them), with a remainder.
+    int long_windows = 0;
+    for (int trial = 0; trial < 12 && !HasFailure(); ++trial)
+      if (kernels::MatchElementByElement(
+              rng, kernels::Values(rng, 20000 + 9 * trial, 7 * trial - 40, 2, true)))
+        ++long_windows;
+    EXPECT_GE(long_windows, 4);
   }
   d::LimitExactKernels(d::ExactKernelLevel::avx512);
 }
@@ -433,14 +441,16 @@ TEST(RankCountIndependent, ValuesContributedAsTheyAreAndHandWiredStarts) {
   // val receives the result on the root only.
   tributary::Reduce<std::vector<double>> from_input(ctx, "from an input");
   for (int root = 0; root < Size(); ++root) {
-    const std::vector<double> input = {values[static_cast<std::size_t>(Rank())], 1e-300 * (Rank() + 1)};
+    const std::vector<double> input = {values[static_cast<std::size_t>(Rank())],
+                                       1e-300 * (Rank() + 1)};
     const std::vector<double> before = input;
     from_input.val.assign(5, -1.0);
     from_input.StartReduce(root, tributary::Sum{}, input);
     Wait(ctx, from_input);
     ExactSum first;
     for (int q = 0; q < Size(); ++q) first.Add(values[static_cast<std::size_t>(q)]);
-    const bool ok = Rank() == root ? from_input.val.size() == 2 && SameBits(from_input.val[0], first.Round()) &&
+    const bool ok = Rank() == root ? from_input.val.size() == 2 &&
+                                         SameBits(from_input.val[0], first.Round()) &&
                                          SameBits(from_input.val[1], third.Round())
                                    : from_input.val == std::vector<double>(5, -1.0);
     TRIBUTARY_EXPECT_ALL(ok && input == before);
@@ -475,76 +485,82 @@ std::string ErrorOf(const std::function<void()>& f) {
 // Rabenseifner and the ring (forced as well as chosen) round their own share of the
 // records, also a speculative generation's count of misfits.
 TEST(RankCountIndependent, LaterGenerationsReuseTheAgreedWindowUntilTheDataOutgrowIt) {
-  const std::optional<ScheduleKind> schedules[] = {std::nullopt, ScheduleKind::rabenseifner, ScheduleKind::ring};
+  const std::optional<ScheduleKind> schedules[] = {std::nullopt, ScheduleKind::rabenseifner,
+                                                   ScheduleKind::ring};
   for (const std::optional<ScheduleKind>& schedule : schedules)
-  for (tributary::DebugLevel debug : {tributary::DebugLevel::none, tributary::DebugLevel::basic})
-  for (const std::size_t n : {std::size_t(5), std::size_t(9001)}) {
-    tributary::ContextOptions o = Independent();
-    o.debug = debug;
-    o.allreduce_schedule = schedule;
-    tributary::Context ctx(o);
-    tributary::AllReduce<std::vector<double>> vec(ctx, "window reused");
-    tributary::AllReduce<std::vector<double>> hand(ctx, "hand-wired window reused");
-    tributary::AllReduce<double> scalar(ctx, "scalar window reused");
-    const int last = Size() - 1;
-    // Generations 6 and 7: values whose sum over one list per rank fills the window's top
-    // digit (bits up to 32m - 2, the sign in 32m - 1), so 40 lists per rank overflow it.
-    int room = 0;
-    while ((1 << room) < Size()) ++room;
-    int k = 0;
-    while ((k + 1074 + room + 1) % 32 != 31) ++k;
-    const double full = std::ldexp(2.0 - std::ldexp(1.0, -52), k);
-    // Rank r's value of element i in generation g.
-    const auto value = [&](int g, int r, std::size_t i) {
-      const double base = 1.0 + 0.25 * r + static_cast<double>(i % 8);  // a three-digit window
-      switch (g) {
-        case 2: return r == last && i == 0 ? std::ldexp(1.0, 600) : base;    // higher bits
-        case 3: return r == 0 && i == 1 ? std::ldexp(1.0, -900) : base;      // lower bits
-        case 4: return r == last && i == 2 ? std::numeric_limits<double>::infinity() : base;
-        case 6:
-        case 7: return full;
-        default: return base;
-      }
-    };
-    const auto lists_in = [](int g) { return g == 7 ? 40 : 1; };  // generation 7: more terms
-    for (int g = 0; g < 10; ++g) {
-      const int lists = lists_in(g);
-      std::vector<double> expect(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        ExactSum s;
-        for (int q = 0; q < Size(); ++q)
-          for (int l = 0; l < lists; ++l) s.Add(value(g, q, i));
-        expect[i] = s.Round();
-      }
-      vec.Expect(lists, tributary::Sum{});
-      scalar.Expect(lists, tributary::Sum{});
-      for (int l = lists; l-- > 0;) {
-        std::vector<double> mine(n);
-        for (std::size_t i = 0; i < n; ++i) mine[i] = value(g, Rank(), i);
-        vec.Contribute(l, mine);
-        scalar.Contribute(l, mine[static_cast<std::size_t>(g) % n]);
-      }
-      hand.val.resize(n);  // one list's data
-      for (std::size_t i = 0; i < n; ++i) hand.val[i] = value(g, Rank(), i);
-      hand.StartReduce(tributary::Sum{});
-      Wait(ctx, vec);
-      Wait(ctx, scalar);
-      Wait(ctx, hand);
-      std::vector<double> hand_expect = expect;
-      if (lists > 1)
-        for (std::size_t i = 0; i < n; ++i) {
-          ExactSum s;
-          for (int q = 0; q < Size(); ++q) s.Add(value(g, q, i));
-          hand_expect[i] = s.Round();
+    for (tributary::DebugLevel debug : {tributary::DebugLevel::none, tributary::DebugLevel::basic})
+      for (const std::size_t n : {std::size_t(5), std::size_t(9001)}) {
+        tributary::ContextOptions o = Independent();
+        o.debug = debug;
+        o.allreduce_schedule = schedule;
+        tributary::Context ctx(o);
+        tributary::AllReduce<std::vector<double>> vec(ctx, "window reused");
+        tributary::AllReduce<std::vector<double>> hand(ctx, "hand-wired window reused");
+        tributary::AllReduce<double> scalar(ctx, "scalar window reused");
+        const int last = Size() - 1;
+        // Generations 6 and 7: values whose sum over one list per rank fills the window's top
+        // digit (bits up to 32m - 2, the sign in 32m - 1), so 40 lists per rank overflow it.
+        int room = 0;
+        while ((1 << room) < Size()) ++room;
+        int k = 0;
+        while ((k + 1074 + room + 1) % 32 != 31) ++k;
+        const double full = std::ldexp(2.0 - std::ldexp(1.0, -52), k);
+        // Rank r's value of element i in generation g.
+        const auto value = [&](int g, int r, std::size_t i) {
+          const double base = 1.0 + 0.25 * r + static_cast<double>(i % 8);  // a three-digit window
+          switch (g) {
+            case 2:
+              return r == last && i == 0 ? std::ldexp(1.0, 600) : base;  // higher bits
+            case 3:
+              return r == 0 && i == 1 ? std::ldexp(1.0, -900) : base;  // lower bits
+            case 4:
+              return r == last && i == 2 ? std::numeric_limits<double>::infinity() : base;
+            case 6:
+            case 7:
+              return full;
+            default:
+              return base;
+          }
+        };
+        const auto lists_in = [](int g) { return g == 7 ? 40 : 1; };  // generation 7: more terms
+        for (int g = 0; g < 10; ++g) {
+          const int lists = lists_in(g);
+          std::vector<double> expect(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            ExactSum s;
+            for (int q = 0; q < Size(); ++q)
+              for (int l = 0; l < lists; ++l) s.Add(value(g, q, i));
+            expect[i] = s.Round();
+          }
+          vec.Expect(lists, tributary::Sum{});
+          scalar.Expect(lists, tributary::Sum{});
+          for (int l = lists; l-- > 0;) {
+            std::vector<double> mine(n);
+            for (std::size_t i = 0; i < n; ++i) mine[i] = value(g, Rank(), i);
+            vec.Contribute(l, mine);
+            scalar.Contribute(l, mine[static_cast<std::size_t>(g) % n]);
+          }
+          hand.val.resize(n);  // one list's data
+          for (std::size_t i = 0; i < n; ++i) hand.val[i] = value(g, Rank(), i);
+          hand.StartReduce(tributary::Sum{});
+          Wait(ctx, vec);
+          Wait(ctx, scalar);
+          Wait(ctx, hand);
+          std::vector<double> hand_expect = expect;
+          if (lists > 1)
+            for (std::size_t i = 0; i < n; ++i) {
+              ExactSum s;
+              for (int q = 0; q < Size(); ++q) s.Add(value(g, q, i));
+              hand_expect[i] = s.Round();
+            }
+          const bool ok = std::memcmp(vec.val.data(), expect.data(), n * sizeof(double)) == 0 &&
+                          SameBits(scalar.val, expect[static_cast<std::size_t>(g) % n]) &&
+                          std::memcmp(hand.val.data(), hand_expect.data(), n * sizeof(double)) == 0;
+          EXPECT_TRUE(ok) << "generation " << g << ", " << n << " values, "
+                          << (schedule ? tributary::ToString(*schedule) : "chosen schedule");
+          TRIBUTARY_EXPECT_ALL(ok && SameBitsEverywhere(vec.val) && SameBitsEverywhere(hand.val));
         }
-      const bool ok = std::memcmp(vec.val.data(), expect.data(), n * sizeof(double)) == 0 &&
-                      SameBits(scalar.val, expect[static_cast<std::size_t>(g) % n]) &&
-                      std::memcmp(hand.val.data(), hand_expect.data(), n * sizeof(double)) == 0;
-      EXPECT_TRUE(ok) << "generation " << g << ", " << n << " values, "
-                      << (schedule ? tributary::ToString(*schedule) : "chosen schedule");
-      TRIBUTARY_EXPECT_ALL(ok && SameBitsEverywhere(vec.val) && SameBitsEverywhere(hand.val));
-    }
-  }
+      }
 }
 
 TEST(RankCountIndependent, BatchMembersSumExactlyBesideTheOthers) {

@@ -11,8 +11,9 @@ inline int ListsOn(int r) { return r == 2 ? 0 : 1 + r % 3; }
 
 /// The data of element i of list l on rank r: small integers, deterministic everywhere.
 inline std::int64_t IntAt(int r, int l, std::int64_t i) {
-  const std::uint64_t h = (static_cast<std::uint64_t>(r) * 1000003u + static_cast<std::uint64_t>(l) * 7919u +
-                           static_cast<std::uint64_t>(i)) * 0x9E3779B97F4A7C15ull;
+  const std::uint64_t h = (static_cast<std::uint64_t>(r) * 1000003u +
+                           static_cast<std::uint64_t>(l) * 7919u + static_cast<std::uint64_t>(i)) *
+                          0x9E3779B97F4A7C15ull;
   return static_cast<std::int64_t>((h >> 40) % 2001) - 1000;
 }
 

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -31,9 +30,9 @@ namespace {
 
 using tributary::AllReduce;
 using tributary::TaskStatus;
+using tributary::ValueLoc;
 using tributary::testing::IntAt;
 using tributary::testing::ListsOn;
-using tributary::ValueLoc;
 using tributary::testing::Rank;
 using tributary::testing::SameBitsEverywhere;
 using tributary::testing::Size;
@@ -41,8 +40,6 @@ using tributary::testing::Wait;
 
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
-
-
 
 template <class E>
 E ValueAt(int r, int l, std::int64_t i) {
@@ -81,7 +78,8 @@ E RunViews(tributary::Context& ctx, AllReduce<E>& r, const Op& op, std::int64_t 
   std::vector<Kokkos::View<E*, Mem>> data;
   for (int l = 0; l < ListsOn(Rank()); ++l) data.push_back(MakeData<E>(Rank(), l, n));
   r.Expect(ListsOn(Rank()), op);
-  for (int l = 0; l < ListsOn(Rank()); ++l) EXPECT_EQ(r.ContributeView(l, Exec(), data[l], op), TaskStatus::complete);
+  for (int l = 0; l < ListsOn(Rank()); ++l)
+    EXPECT_EQ(r.ContributeView(l, Exec(), data[l], op), TaskStatus::complete);
   Wait(ctx, r);
   return r.val;
 }
@@ -122,11 +120,13 @@ TEST(DevicePartials, Product) {
   double expect = 1;
   for (int q = 0; q < Size(); ++q)
     for (int l = 0; l < ListsOn(q); ++l)
-      for (int i = 0; i < 6; ++i) expect *= (q + l + i) % 5 == 0 ? 2.0 : ((q + l + i) % 7 == 0 ? -1.0 : 1.0);
+      for (int i = 0; i < 6; ++i)
+        expect *= (q + l + i) % 5 == 0 ? 2.0 : ((q + l + i) % 7 == 0 ? -1.0 : 1.0);
   for (int l = 0; l < lists; ++l) {
     Kokkos::View<double*, Mem> v("p", 6);
     auto h = Kokkos::create_mirror_view(v);
-    for (int i = 0; i < 6; ++i) h(i) = (Rank() + l + i) % 5 == 0 ? 2.0 : ((Rank() + l + i) % 7 == 0 ? -1.0 : 1.0);
+    for (int i = 0; i < 6; ++i)
+      h(i) = (Rank() + l + i) % 5 == 0 ? 2.0 : ((Rank() + l + i) % 7 == 0 ? -1.0 : 1.0);
     Kokkos::deep_copy(v, h);
     data.push_back(v);
   }
@@ -177,7 +177,8 @@ TEST(DevicePartials, ShapesAndSubviews) {
   std::int64_t total = 0;
   r.Expect(lists, tributary::Sum{});
   for (int l = 0; l < lists; ++l) {
-    auto interior = Kokkos::subview(blocks[l], std::make_pair(ghost, nx - ghost), std::make_pair(ghost, ny - ghost));
+    auto interior = Kokkos::subview(blocks[l], std::make_pair(ghost, nx - ghost),
+                                    std::make_pair(ghost, ny - ghost));
     r.ContributeView(l, interior, tributary::Sum{});
   }
   Wait(ctx, r);
@@ -272,7 +273,8 @@ TEST(DevicePartials, MinLocMaxLocTiesGoToTheLowestIndex) {
       auto h = Kokkos::create_mirror_view(v);
       for (std::int64_t i = 0; i < n; ++i) {
         const std::int64_t x = IntAt(q, l, i) % 6;
-        h(static_cast<std::size_t>(i)) = static_cast<double>((i * 7 + 3 * (Size() - q)) % 97 == 0 ? -5 : x);
+        h(static_cast<std::size_t>(i)) =
+            static_cast<double>((i * 7 + 3 * (Size() - q)) % 97 == 0 ? -5 : x);
         if (i % 89 == 11 * (q + 1)) h(static_cast<std::size_t>(i)) = 5;
         const std::int64_t g = first[static_cast<std::size_t>(q) * 4 + l] + i;
         if (h(static_cast<std::size_t>(i)) == -5 && want_min < 0) want_min = g;
@@ -302,7 +304,8 @@ struct ValueWithIndex {
   Kokkos::View<double**, Mem> data;
   std::int64_t first;
   std::int64_t ny;
-  KOKKOS_INLINE_FUNCTION ValueLoc<double> operator()(const std::int64_t i, const std::int64_t j) const {
+  KOKKOS_INLINE_FUNCTION ValueLoc<double> operator()(const std::int64_t i,
+                                                     const std::int64_t j) const {
     return {data(i, j), first + i * ny + j};
   }
 };
@@ -344,8 +347,10 @@ TEST(DevicePartials, KernelsOverRangeAndMDRange) {
   norm.Expect(lists, tributary::Sum{});
   where.Expect(lists, tributary::MinLoc{});
   for (int l = 0; l < lists; ++l) {
-    norm.ContributeKernel(l, Kokkos::RangePolicy<Exec>(Exec(), 0, nx * ny), Square{flat[l]}, tributary::Sum{});
-    where.ContributeKernel(l, Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(Exec(), {0, 0}, {nx, ny}),
+    norm.ContributeKernel(l, Kokkos::RangePolicy<Exec>(Exec(), 0, nx * ny), Square{flat[l]},
+                          tributary::Sum{});
+    where.ContributeKernel(l,
+                           Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>(Exec(), {0, 0}, {nx, ny}),
                            ValueWithIndex{grid[l], mine + l * nx * ny, ny}, tributary::MinLoc{});
   }
   Wait(ctx, norm);
@@ -370,7 +375,8 @@ struct AbsMax {
 };
 
 TEST(DevicePartials, UserReducerServesDeviceRankAndNetwork) {
-  for (auto schedule : {tributary::ScheduleKind::mpi_library, tributary::ScheduleKind::recursive_doubling}) {
+  for (auto schedule :
+       {tributary::ScheduleKind::mpi_library, tributary::ScheduleKind::recursive_doubling}) {
     tributary::ContextOptions options;
     options.allreduce_schedule = schedule;
     tributary::Context ctx(options);
@@ -488,9 +494,15 @@ std::vector<double> HardToSum(std::size_t n, unsigned seed) {
         v.insert(v.begin() + static_cast<long>(rng() % v.size()), -x);
         break;
       }
-      case 1: v.push_back(std::ldexp(mant(rng), -1000 - static_cast<int>(rng() % 60))); break;
-      case 2: v.push_back(std::numeric_limits<double>::denorm_min() * static_cast<double>(rng() % 1000)); break;
-      default: v.push_back((rng() & 1 ? -1.0 : 1.0) * std::ldexp(mant(rng), expo(rng))); break;
+      case 1:
+        v.push_back(std::ldexp(mant(rng), -1000 - static_cast<int>(rng() % 60)));
+        break;
+      case 2:
+        v.push_back(std::numeric_limits<double>::denorm_min() * static_cast<double>(rng() % 1000));
+        break;
+      default:
+        v.push_back((rng() & 1 ? -1.0 : 1.0) * std::ldexp(mant(rng), expo(rng)));
+        break;
     }
   }
   v.resize(n);
@@ -515,7 +527,9 @@ TEST(DevicePartials, ExactSumsOnTheDeviceDoNotDependOnTheSplit) {
     for (int rank_of_view : {1, 2, 3}) {
       // Rank 1 has no list when there are 3 per rank; global list g of all L owns the
       // values [g n / L, (g + 1) n / L).
-      const auto lists_of = [&](int q) { return lists_per_rank == 3 && Size() > 1 && q == 1 ? 0 : lists_per_rank; };
+      const auto lists_of = [&](int q) {
+        return lists_per_rank == 3 && Size() > 1 && q == 1 ? 0 : lists_per_rank;
+      };
       const int lists = lists_of(Rank());
       int total_lists = 0, first = 0;
       for (int q = 0; q < Size(); ++q) {
@@ -537,16 +551,19 @@ TEST(DevicePartials, ExactSumsOnTheDeviceDoNotDependOnTheSplit) {
         if (rank_of_view == 1 || m % 6 != 0) {
           total.ContributeView(l, Exec(), v, tributary::Sum{});
         } else if (rank_of_view == 2) {
-          Kokkos::View<double**, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> two(v.data(), m / 6, 6);
+          Kokkos::View<double**, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+              two(v.data(), m / 6, 6);
           total.ContributeView(l, Exec(), two, tributary::Sum{});
         } else {
-          Kokkos::View<double***, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> three(v.data(), m / 6, 2, 3);
+          Kokkos::View<double***, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+              three(v.data(), m / 6, 2, 3);
           total.ContributeView(l, Exec(), three, tributary::Sum{});
         }
       }
       Wait(ctx, total);
       EXPECT_EQ(std::memcmp(&total.val, &expect, sizeof expect), 0)
-          << lists_per_rank << " lists per rank, rank-" << rank_of_view << " Views: " << total.val << " vs " << expect;
+          << lists_per_rank << " lists per rank, rank-" << rank_of_view << " Views: " << total.val
+          << " vs " << expect;
       EXPECT_TRUE(SameBitsEverywhere(std::vector<double>{total.val}));
     }
   }
@@ -559,7 +576,8 @@ TEST(DevicePartials, ExactSumsOnTheDeviceDoNotDependOnTheSplit) {
   for (int q = 0; q < Size(); ++q)
     for (int l = 0; l < 2; ++l)
       for (std::size_t r = 0; r < rows; ++r)
-        for (int c = 0; c < 3; ++c) by_column[c].Add(all[((static_cast<std::size_t>(q) * 2 + l) * rows + r) * 3 + c]);
+        for (int c = 0; c < 3; ++c)
+          by_column[c].Add(all[((static_cast<std::size_t>(q) * 2 + l) * rows + r) * 3 + c]);
   three.val.assign(3, 0.0);
   three.Expect(2, tributary::Sum{});
   std::vector<Kokkos::View<double**, Kokkos::LayoutRight, Mem>> parts;
@@ -567,18 +585,21 @@ TEST(DevicePartials, ExactSumsOnTheDeviceDoNotDependOnTheSplit) {
     Kokkos::View<double**, Kokkos::LayoutRight, Mem> v("columns", rows, 3);
     auto h = Kokkos::create_mirror_view(v);
     for (std::size_t r = 0; r < rows; ++r)
-      for (int c = 0; c < 3; ++c) h(r, c) = all[((static_cast<std::size_t>(Rank()) * 2 + l) * rows + r) * 3 + c];
+      for (int c = 0; c < 3; ++c)
+        h(r, c) = all[((static_cast<std::size_t>(Rank()) * 2 + l) * rows + r) * 3 + c];
     Kokkos::deep_copy(v, h);
     parts.push_back(v);
     three.ContributeView(l, Exec(), v, tributary::Sum{});
   }
   Wait(ctx, three);
-  const std::vector<double> expect3 = {by_column[0].Round(), by_column[1].Round(), by_column[2].Round()};
+  const std::vector<double> expect3 = {by_column[0].Round(), by_column[1].Round(),
+                                       by_column[2].Round()};
   EXPECT_EQ(std::memcmp(three.val.data(), expect3.data(), 3 * sizeof(double)), 0);
   // A Reduce: the root gets the exact sum, the others keep their val.
   tributary::Reduce<double> to_root(ctx, "exact to a root");
   const std::size_t lo = static_cast<std::size_t>(Rank()) * n / static_cast<std::size_t>(Size());
-  const std::size_t hi = static_cast<std::size_t>(Rank() + 1) * n / static_cast<std::size_t>(Size());
+  const std::size_t hi =
+      static_cast<std::size_t>(Rank() + 1) * n / static_cast<std::size_t>(Size());
   Kokkos::View<double*, Mem> mine("mine", hi - lo);
   auto hm = Kokkos::create_mirror_view(mine);
   for (std::size_t i = lo; i < hi; ++i) hm(i - lo) = all[i];
@@ -597,8 +618,9 @@ TEST(DevicePartials, ExactSumsOnTheDeviceDoNotDependOnTheSplit) {
   total.Expect(1, tributary::Sum{});
   std::string error;
   try {
-    total.ContributeKernel(0, Kokkos::RangePolicy<Exec>(0, 10), KOKKOS_LAMBDA(int i) { return 1.0 * i; },
-                           tributary::Sum{});
+    total.ContributeKernel(
+        0, Kokkos::RangePolicy<Exec>(0, 10), KOKKOS_LAMBDA(int i) { return 1.0 * i; },
+        tributary::Sum{});
   } catch (const tributary::UsageError& e) {
     error = e.what();
   }
@@ -639,7 +661,8 @@ TEST(DevicePartials, BatchMembersSumExactlyOnTheDevice) {
     Kokkos::View<double**, Kokkos::LayoutRight, Mem> v("part", rows, 3);
     auto h = Kokkos::create_mirror_view(v);
     for (std::size_t r = 0; r < rows; ++r)
-      for (int c = 0; c < 3; ++c) h(r, c) = all[(static_cast<std::size_t>(first + l) * rows + r) * 3 + c];
+      for (int c = 0; c < 3; ++c)
+        h(r, c) = all[(static_cast<std::size_t>(first + l) * rows + r) * 3 + c];
     Kokkos::deep_copy(v, h);
     parts.push_back(v);
   }
@@ -653,12 +676,14 @@ TEST(DevicePartials, BatchMembersSumExactlyOnTheDevice) {
     Wait(ctx, step);
     const double want_total = whole.Round();
     EXPECT_EQ(low.val, want_low);
-    EXPECT_EQ(std::memcmp(&total.val, &want_total, sizeof want_total), 0) << total.val << " vs " << want_total;
+    EXPECT_EQ(std::memcmp(&total.val, &want_total, sizeof want_total), 0)
+        << total.val << " vs " << want_total;
     for (int c = 0; c < 3; ++c) {
       const double want = by_column[c].Round();
       EXPECT_EQ(std::memcmp(&columns.val[c], &want, sizeof want), 0) << "column " << c;
     }
-    EXPECT_TRUE(SameBitsEverywhere(std::vector<double>{total.val, columns.val[0], columns.val[1], columns.val[2]}));
+    EXPECT_TRUE(SameBitsEverywhere(
+        std::vector<double>{total.val, columns.val[0], columns.val[1], columns.val[2]}));
   }
 }
 

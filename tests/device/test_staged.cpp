@@ -57,8 +57,8 @@ V Filled(int r, int l, std::int64_t n) {
 template <class V>
 std::vector<typename V::value_type> ToHost(const V& v) {
   std::vector<typename V::value_type> out(v.extent(0));
-  Kokkos::deep_copy(Kokkos::View<typename V::value_type*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                        out.data(), out.size()),
+  Kokkos::deep_copy(Kokkos::View<typename V::value_type*, Kokkos::HostSpace,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data(), out.size()),
                     v);
   return out;
 }
@@ -69,7 +69,8 @@ std::vector<E> SumOverRanks(std::int64_t n) {
   std::vector<E> ref(static_cast<std::size_t>(n), E(0));
   for (int r = 0; r < Size(); ++r)
     for (std::int64_t i = 0; i < n; ++i)
-      ref[static_cast<std::size_t>(i)] += static_cast<E>(IntAt(r, 0, i)) / (std::is_floating_point_v<E> ? 8 : 1);
+      ref[static_cast<std::size_t>(i)] +=
+          static_cast<E>(IntAt(r, 0, i)) / (std::is_floating_point_v<E> ? 8 : 1);
   return ref;
 }
 
@@ -81,7 +82,9 @@ struct Affine {
 struct Compose {
   static constexpr bool commutative = false;
   static Affine identity() { return Affine{}; }
-  void operator()(const Affine& in, Affine& inout) const { inout = Affine{in.a * inout.a, in.b * inout.a + inout.b}; }
+  void operator()(const Affine& in, Affine& inout) const {
+    inout = Affine{in.a * inout.a, in.b * inout.a + inout.b};
+  }
 };
 using AView = Kokkos::View<Affine*, Mem>;
 
@@ -108,7 +111,8 @@ TEST(StagedView, NonCommutativeOperatorStagesThroughAHostCopy) {
     const std::size_t n = 5 + static_cast<std::size_t>(gen);
     maps.val = AView("maps", n);
     auto h = Kokkos::create_mirror_view(maps.val);
-    for (std::size_t i = 0; i < n; ++i) h(i) = Affine{2 + (Rank() + gen) % 3, Rank() * 10 + static_cast<std::int64_t>(i)};
+    for (std::size_t i = 0; i < n; ++i)
+      h(i) = Affine{2 + (Rank() + gen) % 3, Rank() * 10 + static_cast<std::int64_t>(i)};
     Kokkos::deep_copy(maps.val, h);
     maps.StartReduce(Compose{});
     Wait(ctx, maps);
@@ -149,14 +153,15 @@ TEST(StagedView, ReduceToEveryRootWithSeparateInput) {
     if (Rank() == root) {
       std::vector<std::int64_t> ref(static_cast<std::size_t>(n), INT64_MIN);
       for (int q = 0; q < Size(); ++q)
-        for (std::int64_t i = 0; i < n; ++i) ref[static_cast<std::size_t>(i)] = std::max(ref[static_cast<std::size_t>(i)], IntAt(q, 0, i));
+        for (std::int64_t i = 0; i < n; ++i)
+          ref[static_cast<std::size_t>(i)] =
+              std::max(ref[static_cast<std::size_t>(i)], IntAt(q, 0, i));
       EXPECT_EQ(ToHost(r.val), ref);
     } else {
       EXPECT_EQ(ToHost(r.val), ToHost(Filled<IView>(Rank(), 0, n)));
     }
   }
 }
-
 
 TEST(StagedView, RegionalCombineFromDeviceKernelsAndDevicePartials) {
   tributary::Context ctx;
@@ -197,8 +202,9 @@ TEST(StagedView, RankCountIndependentSumsExactly) {
   mine[1] = 1.0;
   mine[2] = Rank() == 0 ? 1e16 : Rank() == Size() - 1 ? -1e16 : 0x1p-1000;
   staged.val = DView("v", n);
-  Kokkos::deep_copy(staged.val, Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
-                                    mine.data(), n));
+  Kokkos::deep_copy(
+      staged.val, Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+                      mine.data(), n));
   host.val = mine;
   staged.StartReduce(tributary::Sum{});
   host.StartReduce(tributary::Sum{});

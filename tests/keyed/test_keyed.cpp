@@ -9,16 +9,15 @@
 #include <pthread.h>
 #include <sched.h>
 #endif
-#include <cstdlib>
-#include <thread>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -102,7 +101,8 @@ TEST(Keyed, RandomPatternsSumExactly) {
       std::vector<std::int64_t> mine;
       for (std::int64_t i = 0; i < pat.count; ++i)
         if (owner[static_cast<std::size_t>(i)] == Rank()) mine.push_back(i);
-      std::shuffle(mine.begin(), mine.end(), std::mt19937(seed + 100 * static_cast<unsigned>(Rank())));
+      std::shuffle(mine.begin(), mine.end(),
+                   std::mt19937(seed + 100 * static_cast<unsigned>(Rank())));
       KeyOptions o;
       o.count = pat.count;
       o.local = pat.known_local ? static_cast<std::int64_t>(mine.size()) : -1;
@@ -116,8 +116,9 @@ TEST(Keyed, RandomPatternsSumExactly) {
       WaitKey(r, key);
       std::int64_t want = 0;
       for (std::int64_t i = 0; i < pat.count; ++i) want += ValueOf(i);
-      const bool consumer = pat.consumers.empty() ||
-                            std::find(pat.consumers.begin(), pat.consumers.end(), Rank()) != pat.consumers.end();
+      const bool consumer =
+          pat.consumers.empty() ||
+          std::find(pat.consumers.begin(), pat.consumers.end(), Rank()) != pat.consumers.end();
       if (consumer) {
         EXPECT_EQ(r.Result(key), want) << "count " << pat.count << ", seed " << seed;
       } else {
@@ -134,7 +135,8 @@ TEST(Keyed, SeveralKeysInFlight) {
   const std::vector<std::uint64_t> keys = {7, 8, 9, 1234567};
   std::vector<std::vector<int>> owners;
   for (std::size_t k = 0; k < keys.size(); ++k) {
-    owners.push_back(OwnersOf(40 + static_cast<std::int64_t>(k) * 13, 50 + static_cast<unsigned>(k)));
+    owners.push_back(
+        OwnersOf(40 + static_cast<std::int64_t>(k) * 13, 50 + static_cast<unsigned>(k)));
     KeyOptions o;
     o.count = 40 + static_cast<std::int64_t>(k) * 13;
     o.reducers = {static_cast<int>(k) % Size()};
@@ -143,12 +145,14 @@ TEST(Keyed, SeveralKeysInFlight) {
   // Contributions to the keys interleaved.
   for (std::int64_t i = 0; i < 100; ++i)
     for (std::size_t k = 0; k < keys.size(); ++k)
-      if (i < static_cast<std::int64_t>(owners[k].size()) && owners[k][static_cast<std::size_t>(i)] == Rank())
+      if (i < static_cast<std::int64_t>(owners[k].size()) &&
+          owners[k][static_cast<std::size_t>(i)] == Rank())
         r.Contribute(keys[k], i, ValueOf(i) * static_cast<std::int64_t>(k + 1));
   for (std::size_t k = keys.size(); k-- > 0;) WaitKey(r, keys[k]);
   for (std::size_t k = 0; k < keys.size(); ++k) {
     std::int64_t want = 0;
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(owners[k].size()); ++i) want += ValueOf(i) * static_cast<std::int64_t>(k + 1);
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(owners[k].size()); ++i)
+      want += ValueOf(i) * static_cast<std::int64_t>(k + 1);
     EXPECT_EQ(r.Result(keys[k]), want);
   }
 }
@@ -158,7 +162,8 @@ TEST(Keyed, SeveralKeysInFlight) {
 constexpr std::uint64_t kM = 1000003;
 auto Chain() {
   return tributary::MakeOp<tributary::Commutes::no>(
-      [](const std::uint64_t& in, std::uint64_t& inout) { inout = in * kM + inout; }, std::uint64_t(0));
+      [](const std::uint64_t& in, std::uint64_t& inout) { inout = in * kM + inout; },
+      std::uint64_t(0));
 }
 
 TEST(Keyed, NonCommutativeOperatorsFoldLeftOverTheOrderIndex) {
@@ -205,7 +210,8 @@ TEST(Keyed, RunToRunSumsHaveTheSerialLeftFoldsBits) {
     o.count = count;
     r.Declare(11, tributary::Sum{}, o);
     for (std::int64_t i = count; i-- > 0;)
-      if (owner[static_cast<std::size_t>(i)] == Rank()) r.Contribute(11, i, values[static_cast<std::size_t>(i)]);
+      if (owner[static_cast<std::size_t>(i)] == Rank())
+        r.Contribute(11, i, values[static_cast<std::size_t>(i)]);
     WaitKey(r, 11);
     const double got = r.Result(11);
     EXPECT_EQ(std::memcmp(&got, &want, sizeof got), 0) << got << " vs " << want;
@@ -292,7 +298,9 @@ TEST(Keyed, CommutativeContributionsCombineWithinNumaDomainsFirst) {
 
 struct NoNeutral {
   static constexpr bool commutative = true;
-  void operator()(const std::int64_t& in, std::int64_t& inout) const { inout = std::max(in, inout); }
+  void operator()(const std::int64_t& in, std::int64_t& inout) const {
+    inout = std::max(in, inout);
+  }
 };
 
 TEST(Keyed, BadInputIsAClearError) {
@@ -305,7 +313,7 @@ TEST(Keyed, BadInputIsAClearError) {
   r.Declare(1, tributary::Sum{}, o);
   EXPECT_THROW(r.Contribute(1, 100, 1), tributary::UsageError);  // index out of range
   EXPECT_THROW(r.Contribute(1, -1, 1), tributary::UsageError);
-  EXPECT_THROW(r.Contribute(2, 0, 1), tributary::UsageError);   // key not declared
+  EXPECT_THROW(r.Contribute(2, 0, 1), tributary::UsageError);  // key not declared
   r.Contribute(1, Rank() % 4, 1);
   try {
     r.Contribute(1, Rank() % 4, 1);
@@ -330,7 +338,8 @@ TEST(Keyed, BadInputIsAClearError) {
   KeyOptions bad = o;
   bad.reducers = {Size()};
   EXPECT_THROW(r.Declare(10, tributary::Sum{}, bad), tributary::UsageError);
-  EXPECT_THROW(r.Declare(1, tributary::Sum{}, o), tributary::UsageError);  // generation 1 still runs
+  EXPECT_THROW(r.Declare(1, tributary::Sum{}, o),
+               tributary::UsageError);  // generation 1 still runs
   tributary::testing::Barrier();
 }
 
@@ -362,10 +371,12 @@ TEST(Keyed, CountExceededOrIndexRepeatedFailsEveryConsumer) {
     KeyOptions o;
     o.count = 2 * Size();
     // ordered (a non-commutative operator): the head sees every index
-    r.Declare(2, tributary::MakeOp<tributary::Commutes::no>(
-                     [](const std::int64_t& in, std::int64_t& inout) { inout = in * 3 + inout; }, std::int64_t(0)),
+    r.Declare(2,
+              tributary::MakeOp<tributary::Commutes::no>(
+                  [](const std::int64_t& in, std::int64_t& inout) { inout = in * 3 + inout; },
+                  std::int64_t(0)),
               o);
-    r.Contribute(2, 0, 1);     // every rank contributes index 0
+    r.Contribute(2, 0, 1);  // every rank contributes index 0
     std::string error;
     while (error.empty()) {
       try {
@@ -392,7 +403,9 @@ TEST(Keyed, CountExceededOrIndexRepeatedFailsEveryConsumer) {
         error = e.what();
       }
     }
-    EXPECT_NE(error.find("do not cover 0.." + std::to_string(Size() - 1) + " once each"), std::string::npos) << error;
+    EXPECT_NE(error.find("do not cover 0.." + std::to_string(Size() - 1) + " once each"),
+              std::string::npos)
+        << error;
   }
   tributary::testing::Barrier();
 }
@@ -420,7 +433,8 @@ TEST(Keyed, WatchdogNamesTheKeyAndTheCountReached) {
       }
     }
     EXPECT_NE(error.find("key 42"), std::string::npos) << error;
-    EXPECT_NE(error.find(std::to_string(Size()) + " of " + std::to_string(10 * Size()) + " contributions"),
+    EXPECT_NE(error.find(std::to_string(Size()) + " of " + std::to_string(10 * Size()) +
+                         " contributions"),
               std::string::npos)
         << error;
   }

@@ -56,9 +56,15 @@ tributary::ContextOptions Options(const Config& c, tributary::Collective which) 
   o.reduce_schedule = ScheduleKind::binomial;
   o.allgather_schedule = ScheduleKind::ring;
   switch (which) {
-    case tributary::Collective::allreduce: o.allreduce_schedule = c.kind; break;
-    case tributary::Collective::reduce: o.reduce_schedule = c.kind; break;
-    case tributary::Collective::allgather: o.allgather_schedule = c.kind; break;
+    case tributary::Collective::allreduce:
+      o.allreduce_schedule = c.kind;
+      break;
+    case tributary::Collective::reduce:
+      o.reduce_schedule = c.kind;
+      break;
+    case tributary::Collective::allgather:
+      o.allgather_schedule = c.kind;
+      break;
   }
   o.schedule_params.radix = c.radix;
   o.schedule_params.segment_bytes = c.segment_bytes;
@@ -73,7 +79,9 @@ std::string Name(const ::testing::TestParamInfo<Config>& info) { return info.par
 const std::size_t kCounts[] = {0, 1, 2, 7, 31, 33, 1000, (1u << 16) + 1};
 
 /// Rank r's permutation for element i.
-Perm PermOf(int r, std::size_t i) { return Perm::Of(static_cast<unsigned>(r * 7919 + 1) + static_cast<unsigned>(i % 13)); }
+Perm PermOf(int r, std::size_t i) {
+  return Perm::Of(static_cast<unsigned>(r * 7919 + 1) + static_cast<unsigned>(i % 13));
+}
 
 /// The serial reference: rank 0's · rank 1's · … for element i.
 Perm PermProduct(std::size_t i) {
@@ -91,8 +99,12 @@ Perm PermProduct(std::size_t i) {
 double ExactDataOf(int data_set, int r, std::size_t i) {
   const double k = static_cast<double>(i % 29) + 1.0;
   switch (data_set) {
-    case 0: return 0.1 * k + 1e-3 * r;
-    case 1: return std::ldexp((r % 2 ? -1.0 : 1.0) * (0.3 + 0.01 * k), static_cast<int>((i * 37 + 11 * static_cast<std::size_t>(r)) % 2001) - 1000);
+    case 0:
+      return 0.1 * k + 1e-3 * r;
+    case 1:
+      return std::ldexp(
+          (r % 2 ? -1.0 : 1.0) * (0.3 + 0.01 * k),
+          static_cast<int>((i * 37 + 11 * static_cast<std::size_t>(r)) % 2001) - 1000);
     default:
       if (i % 5 == 3 && r == Size() - 1) return -std::numeric_limits<double>::infinity();
       return 0.5 * k - 0.25 * r;
@@ -106,7 +118,8 @@ bool ExactRecordsCheck(tributary::Context& ctx, int root) {
   tributary::AllReduce<std::vector<double>> all(ctx, "exact records");
   tributary::Reduce<std::vector<double>> one(ctx, "exact records to a root");
   for (int data_set = 0; data_set < 3; ++data_set) {
-    for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(33), std::size_t(1000)}) {
+    for (std::size_t n :
+         {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(33), std::size_t(1000)}) {
       std::vector<double> mine(n), expect(n);
       for (std::size_t i = 0; i < n; ++i) {
         mine[i] = ExactDataOf(data_set, Rank(), i);
@@ -138,27 +151,28 @@ bool ExactRecordsCheck(tributary::Context& ctx, int root) {
 
 class Allreduce : public ::testing::TestWithParam<Config> {
  protected:
-  tributary::ContextOptions Opts() const { return Options(GetParam(), tributary::Collective::allreduce); }
+  tributary::ContextOptions Opts() const {
+    return Options(GetParam(), tributary::Collective::allreduce);
+  }
 };
 
 INSTANTIATE_TEST_SUITE_P(
     Own, Allreduce,
-    ::testing::Values(Config{"binomial", ScheduleKind::binomial},
-                      Config{"reduce_bcast", ScheduleKind::reduce_bcast},
-                      Config{"knomial3", ScheduleKind::knomial, 3},
-                      Config{"knomial4", ScheduleKind::knomial, 4},
-                      Config{"recursive_doubling", ScheduleKind::recursive_doubling},
-                      Config{"rabenseifner2", ScheduleKind::rabenseifner, 2},
-                      Config{"rabenseifner3_as_2", ScheduleKind::rabenseifner, 3},
-                      Config{"rabenseifner4", ScheduleKind::rabenseifner, 4},
-                      Config{"rabenseifner8", ScheduleKind::rabenseifner, 8},
-                      Config{"ring", ScheduleKind::ring},
-                      Config{"ring_segments_of_40_bytes", ScheduleKind::ring, 4, 40},
-                      Config{"mpi_library", ScheduleKind::mpi_library},
-                      Config{"nodes_of_2_recursive_doubling", ScheduleKind::recursive_doubling, 4, 65536, 2},
-                      Config{"nodes_of_2_rabenseifner", ScheduleKind::rabenseifner, 4, 65536, 2},
-                      Config{"nodes_of_2_ring", ScheduleKind::ring, 4, 64, 2},
-                      Config{"nodes_of_3_knomial", ScheduleKind::knomial, 3, 65536, 3}),
+    ::testing::Values(
+        Config{"binomial", ScheduleKind::binomial},
+        Config{"reduce_bcast", ScheduleKind::reduce_bcast},
+        Config{"knomial3", ScheduleKind::knomial, 3}, Config{"knomial4", ScheduleKind::knomial, 4},
+        Config{"recursive_doubling", ScheduleKind::recursive_doubling},
+        Config{"rabenseifner2", ScheduleKind::rabenseifner, 2},
+        Config{"rabenseifner3_as_2", ScheduleKind::rabenseifner, 3},
+        Config{"rabenseifner4", ScheduleKind::rabenseifner, 4},
+        Config{"rabenseifner8", ScheduleKind::rabenseifner, 8}, Config{"ring", ScheduleKind::ring},
+        Config{"ring_segments_of_40_bytes", ScheduleKind::ring, 4, 40},
+        Config{"mpi_library", ScheduleKind::mpi_library},
+        Config{"nodes_of_2_recursive_doubling", ScheduleKind::recursive_doubling, 4, 65536, 2},
+        Config{"nodes_of_2_rabenseifner", ScheduleKind::rabenseifner, 4, 65536, 2},
+        Config{"nodes_of_2_ring", ScheduleKind::ring, 4, 64, 2},
+        Config{"nodes_of_3_knomial", ScheduleKind::knomial, 3, 65536, 3}),
     Name);
 
 TEST_P(Allreduce, IntegerSumsAreExactForEveryCount) {
@@ -181,7 +195,8 @@ TEST_P(Allreduce, MinAndMaxOverOddCounts) {
   tributary::AllReduce<std::vector<int>> lo(ctx, "min"), hi(ctx, "max");
   for (std::size_t n : {std::size_t(3), std::size_t(65)}) {
     lo.val.assign(n, 0);
-    for (std::size_t i = 0; i < n; ++i) lo.val[i] = static_cast<int>((i + 3 * static_cast<std::size_t>(Rank())) % 7);
+    for (std::size_t i = 0; i < n; ++i)
+      lo.val[i] = static_cast<int>((i + 3 * static_cast<std::size_t>(Rank())) % 7);
     hi.val = lo.val;
     lo.StartReduce(tributary::Min{});
     hi.StartReduce(tributary::Max{});
@@ -254,12 +269,14 @@ TEST_P(Allreduce, MatricesKeepRankOrder) {
   tributary::Context ctx(Opts());
   tributary::AllReduce<std::vector<Mat>> r(ctx, "matrices");
   Mat expect = MatMul::identity();
-  for (int q = Size() - 1; q >= 0; --q) MatMul{}(q % 2 ? Mat{1, q + 1, 0, 1} : Mat{1, 0, q + 2, 1}, expect);
+  for (int q = Size() - 1; q >= 0; --q)
+    MatMul{}(q % 2 ? Mat{1, q + 1, 0, 1} : Mat{1, 0, q + 2, 1}, expect);
   r.val.assign(5, Rank() % 2 ? Mat{1, Rank() + 1, 0, 1} : Mat{1, 0, Rank() + 2, 1});
   r.StartReduce(MatMul{});
   Wait(ctx, r);
-  TRIBUTARY_EXPECT_ALL(r.val.size() == 5u &&
-                       std::all_of(r.val.begin(), r.val.end(), [&](const Mat& m) { return m == expect; }));
+  TRIBUTARY_EXPECT_ALL(
+      r.val.size() == 5u &&
+      std::all_of(r.val.begin(), r.val.end(), [&](const Mat& m) { return m == expect; }));
 }
 
 TEST_P(Allreduce, RegionalBatchAndMinLocTravelPacked) {
@@ -276,8 +293,8 @@ TEST_P(Allreduce, RegionalBatchAndMinLocTravelPacked) {
     where.Contribute(i, {2.0, Rank() * 10 + i});
   }
   Wait(ctx, step);
-  TRIBUTARY_EXPECT_ALL(dt.val == 1.0 && total.val == 3L * ((Size() + 1) / 2) && where.val.value == 2.0 &&
-                       where.val.index == 0);
+  TRIBUTARY_EXPECT_ALL(dt.val == 1.0 && total.val == 3L * ((Size() + 1) / 2) &&
+                       where.val.value == 2.0 && where.val.index == 0);
 }
 
 TEST_P(Allreduce, ExactSumsSplitAtRecordsAndEqualTheSerialExactSum) {
@@ -292,7 +309,9 @@ TEST_P(Allreduce, ExactSumsSplitAtRecordsAndEqualTheSerialExactSum) {
 
 class Reduce : public ::testing::TestWithParam<Config> {
  protected:
-  tributary::ContextOptions Opts() const { return Options(GetParam(), tributary::Collective::reduce); }
+  tributary::ContextOptions Opts() const {
+    return Options(GetParam(), tributary::Collective::reduce);
+  }
 };
 
 INSTANTIATE_TEST_SUITE_P(
@@ -300,7 +319,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Config{"binomial", ScheduleKind::binomial},
                       Config{"knomial3", ScheduleKind::knomial, 3},
                       Config{"pipelined_tree", ScheduleKind::pipelined_tree},
-                      Config{"pipelined_tree_segments_of_24_bytes", ScheduleKind::pipelined_tree, 4, 24},
+                      Config{"pipelined_tree_segments_of_24_bytes", ScheduleKind::pipelined_tree, 4,
+                             24},
                       Config{"mpi_library", ScheduleKind::mpi_library},
                       Config{"nodes_of_2_binomial", ScheduleKind::binomial, 4, 65536, 2},
                       Config{"nodes_of_2_pipelined_tree", ScheduleKind::pipelined_tree, 4, 48, 2}),
@@ -312,14 +332,16 @@ TEST_P(Reduce, ToEveryRootExactlyAndOtherRanksKeepTheirValues) {
   for (std::size_t n : kCounts) {
     for (int root = 0; root < Size(); ++root) {
       r.val.resize(n);
-      for (std::size_t i = 0; i < n; ++i) r.val[i] = static_cast<long>(i % 1000) * (Rank() + 1) - Rank();
+      for (std::size_t i = 0; i < n; ++i)
+        r.val[i] = static_cast<long>(i % 1000) * (Rank() + 1) - Rank();
       const std::vector<long> mine = r.val;
       r.StartReduce(root, tributary::Sum{});
       Wait(ctx, r);
       const long p = Size(), tri = p * (p + 1) / 2, ranks = p * (p - 1) / 2;
       bool ok = r.val.size() == n;
       if (Rank() == root)
-        for (std::size_t i = 0; ok && i < n; ++i) ok = r.val[i] == static_cast<long>(i % 1000) * tri - ranks;
+        for (std::size_t i = 0; ok && i < n; ++i)
+          ok = r.val[i] == static_cast<long>(i % 1000) * tri - ranks;
       else
         ok = ok && r.val == mine;
       TRIBUTARY_EXPECT_ALL(ok);
@@ -337,12 +359,14 @@ TEST_P(Reduce, SeparateInputStaysUnchangedAndTheRootsValGetsTheResult) {
   for (std::size_t n : kCounts) {
     for (int root = 0; root < Size(); ++root) {
       std::vector<long> input(n);
-      for (std::size_t i = 0; i < n; ++i) input[i] = static_cast<long>(i % 1000) * (Rank() + 1) - Rank();
+      for (std::size_t i = 0; i < n; ++i)
+        input[i] = static_cast<long>(i % 1000) * (Rank() + 1) - Rank();
       const std::vector<long> input_before = input;
       r.val.assign(n + 3, -7);
       r.StartReduce(root, tributary::Sum{}, input);
       std::vector<double> finput(n);
-      for (std::size_t i = 0; i < n; ++i) finput[i] = 1.0 / (3.0 + static_cast<double>(i % 97) + Rank());
+      for (std::size_t i = 0; i < n; ++i)
+        finput[i] = 1.0 / (3.0 + static_cast<double>(i % 97) + Rank());
       const std::vector<double> finput_before = finput;
       f.val.assign(2, -1.0);
       g.val = finput;
@@ -356,7 +380,8 @@ TEST_P(Reduce, SeparateInputStaysUnchangedAndTheRootsValGetsTheResult) {
       if (Rank() == root) {
         ok = ok && r.val.size() == n && f.val.size() == n &&
              std::memcmp(f.val.data(), g.val.data(), n * sizeof(double)) == 0;
-        for (std::size_t i = 0; ok && i < n; ++i) ok = r.val[i] == static_cast<long>(i % 1000) * tri - ranks;
+        for (std::size_t i = 0; ok && i < n; ++i)
+          ok = r.val[i] == static_cast<long>(i % 1000) * tri - ranks;
       } else {
         ok = ok && r.val == std::vector<long>(n + 3, -7) && f.val == std::vector<double>(2, -1.0);
       }
@@ -474,7 +499,8 @@ class Allgather : public ::testing::TestWithParam<Config> {};
 
 INSTANTIATE_TEST_SUITE_P(Own, Allgather,
                          ::testing::Values(Config{"ring", ScheduleKind::ring},
-                                           Config{"recursive_doubling", ScheduleKind::recursive_doubling},
+                                           Config{"recursive_doubling",
+                                                  ScheduleKind::recursive_doubling},
                                            Config{"mpi_library", ScheduleKind::mpi_library}),
                          Name);
 
@@ -533,11 +559,13 @@ TEST(Schedules, ManyInFlightWithDifferentStartOrdersNeverMixMessages) {
     for (int k : order) {
       if (k < 4) {
         Wait(ctx, sums[static_cast<std::size_t>(k)]);
-        ok = ok && sums[static_cast<std::size_t>(k)].val.back() == static_cast<long>(k + gen) * Size();
+        ok = ok &&
+             sums[static_cast<std::size_t>(k)].val.back() == static_cast<long>(k + gen) * Size();
       } else {
         auto& r = reduces[static_cast<std::size_t>(k - 4)];
         Wait(ctx, r);
-        const long expect = static_cast<long>(k + gen) * (Rank() == (k + gen) % Size() ? Size() : 1);
+        const long expect =
+            static_cast<long>(k + gen) * (Rank() == (k + gen) % Size() ? Size() : 1);
         ok = ok && std::all_of(r.val.begin(), r.val.end(), [&](long v) { return v == expect; });
       }
     }
@@ -576,7 +604,8 @@ TEST(Schedules, AReusedScheduleTakesEachGenerationsRadix) {
     r.val = mine;
     r.StartReduce(0, tributary::Sum{});
     Wait(ctx, r);
-    ok = ok && (Rank() == 0 ? r.val == std::vector<int>(n, Size() * (Size() + 1) / 2) : r.val == mine);
+    ok = ok &&
+         (Rank() == 0 ? r.val == std::vector<int>(n, Size() * (Size() + 1) / 2) : r.val == mine);
   }
   TRIBUTARY_EXPECT_ALL(ok);
   if (Rank() == 0) std::remove(path.c_str());
@@ -591,9 +620,18 @@ TEST(Schedules, SchedulesThatDoNotApplyAreClearErrors) {
   tributary::AllReduce<double> a(ctx);
   tributary::Reduce<double> r(ctx);
   tributary::AllGather<int> g(ctx);
-  const auto a_error = ErrorOf([&] { a.StartReduce(tributary::Sum{}); Wait(ctx, a); });
-  const auto r_error = ErrorOf([&] { r.StartReduce(0, tributary::Sum{}); Wait(ctx, r); });
-  const auto g_error = ErrorOf([&] { g.StartReduce(); Wait(ctx, g); });
+  const auto a_error = ErrorOf([&] {
+    a.StartReduce(tributary::Sum{});
+    Wait(ctx, a);
+  });
+  const auto r_error = ErrorOf([&] {
+    r.StartReduce(0, tributary::Sum{});
+    Wait(ctx, r);
+  });
+  const auto g_error = ErrorOf([&] {
+    g.StartReduce();
+    Wait(ctx, g);
+  });
   if (Size() > 1) {
     TRIBUTARY_EXPECT_ALL(a_error.find("'pipelined_tree' does not implement") != std::string::npos);
     TRIBUTARY_EXPECT_ALL(r_error.find("'ring' does not implement") != std::string::npos);
@@ -608,8 +646,12 @@ TEST(Schedules, BadParametersAreClearErrors) {
     o.schedule_params.radix = 1;
     tributary::Context ctx(o);
     tributary::AllReduce<double> a(ctx);
-    const auto error = ErrorOf([&] { a.StartReduce(tributary::Sum{}); Wait(ctx, a); });
-    if (Size() > 1) TRIBUTARY_EXPECT_ALL(error.find("radix must be at least 2, got 1") != std::string::npos);
+    const auto error = ErrorOf([&] {
+      a.StartReduce(tributary::Sum{});
+      Wait(ctx, a);
+    });
+    if (Size() > 1)
+      TRIBUTARY_EXPECT_ALL(error.find("radix must be at least 2, got 1") != std::string::npos);
   }
   {
     tributary::ContextOptions o;
@@ -618,7 +660,10 @@ TEST(Schedules, BadParametersAreClearErrors) {
     o.ranks_per_node = 2;
     tributary::Context ctx(o);
     tributary::AllReduce<double> a(ctx);
-    const auto error = ErrorOf([&] { a.StartReduce(tributary::Sum{}); Wait(ctx, a); });
+    const auto error = ErrorOf([&] {
+      a.StartReduce(tributary::Sum{});
+      Wait(ctx, a);
+    });
     if (Size() > 1) TRIBUTARY_EXPECT_ALL(error.find("not mpi_library") != std::string::npos);
   }
   {
@@ -668,7 +713,8 @@ TEST(Schedules, NodesCombineInHardwareOrderWhereBound) {
     for (int gen = 0; gen < 3; ++gen) {
       sum.val.assign(n, Rank() + 1 + gen);
       fsum.val.resize(n);
-      for (std::size_t i = 0; i < n; ++i) fsum.val[i] = 1.0 / (Rank() + 1 + static_cast<double>(i) * 1e-3);
+      for (std::size_t i = 0; i < n; ++i)
+        fsum.val[i] = 1.0 / (Rank() + 1 + static_cast<double>(i) * 1e-3);
       perms.val.resize(n);
       for (std::size_t i = 0; i < n; ++i) perms.val[i] = PermOf(Rank(), i);
       sum.StartReduce(tributary::Sum{});
@@ -677,8 +723,10 @@ TEST(Schedules, NodesCombineInHardwareOrderWhereBound) {
       Wait(ctx, sum);
       Wait(ctx, fsum);
       Wait(ctx, perms);
-      const long expect = static_cast<long>(Size()) * (Size() + 1) / 2 + static_cast<long>(Size()) * gen;
-      TRIBUTARY_EXPECT_ALL(std::all_of(sum.val.begin(), sum.val.end(), [&](long v) { return v == expect; }));
+      const long expect =
+          static_cast<long>(Size()) * (Size() + 1) / 2 + static_cast<long>(Size()) * gen;
+      TRIBUTARY_EXPECT_ALL(
+          std::all_of(sum.val.begin(), sum.val.end(), [&](long v) { return v == expect; }));
       TRIBUTARY_EXPECT_ALL(SameBitsEverywhere(fsum.val));
       bool ordered = true;
       for (std::size_t i = 0; ordered && i < n; ++i) ordered = perms.val[i] == PermProduct(i);
@@ -688,8 +736,10 @@ TEST(Schedules, NodesCombineInHardwareOrderWhereBound) {
       to_root.val.assign(n, Rank() + 1);
       to_root.StartReduce(root, tributary::Sum{});
       Wait(ctx, to_root);
-      const long expect = Rank() == root ? static_cast<long>(Size()) * (Size() + 1) / 2 : Rank() + 1;
-      TRIBUTARY_EXPECT_ALL(std::all_of(to_root.val.begin(), to_root.val.end(), [&](long v) { return v == expect; }));
+      const long expect =
+          Rank() == root ? static_cast<long>(Size()) * (Size() + 1) / 2 : Rank() + 1;
+      TRIBUTARY_EXPECT_ALL(
+          std::all_of(to_root.val.begin(), to_root.val.end(), [&](long v) { return v == expect; }));
     }
   }
   TRIBUTARY_EXPECT_ALL(comms[1] == comms[0] + (node_size == 3 ? 1 : 0));
@@ -723,13 +773,15 @@ TEST(Schedules, ProgressThreadAdvancesWithoutPolling) {
     r.val.assign(100000, Rank() + 1);
     r.StartReduce(tributary::Sum{});
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (r.State() != tributary::detail::Phase::done && std::chrono::steady_clock::now() < deadline)
+    while (r.State() != tributary::detail::Phase::done &&
+           std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     const bool done = r.State() == tributary::detail::Phase::done;
     TRIBUTARY_EXPECT_ALL(done);
     ASSERT_EQ(r.CheckReduce(), TaskStatus::complete);
     const long expect = static_cast<long>(Size()) * (Size() + 1) / 2;
-    TRIBUTARY_EXPECT_ALL(std::all_of(r.val.begin(), r.val.end(), [&](long v) { return v == expect; }));
+    TRIBUTARY_EXPECT_ALL(
+        std::all_of(r.val.begin(), r.val.end(), [&](long v) { return v == expect; }));
   }
 }
 

@@ -34,7 +34,9 @@ std::string ErrorOf(const std::string& json) {
   return "";
 }
 
-bool Has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool Has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // A file written by rank 0 for this test (all ranks read it through the Context).
 std::string WriteFile(const std::string& name, const std::string& text) {
@@ -65,9 +67,12 @@ TEST(Selection, ValidTreesChooseWhatTheySayInRealReductions) {
   const struct {
     std::size_t n;
     ScheduleKind expect;
-  } cases[] = {{1, ScheduleKind::binomial}, {8, ScheduleKind::binomial},
-               {9, ScheduleKind::recursive_doubling}, {128, ScheduleKind::recursive_doubling},
-               {129, ScheduleKind::ring}, {5000, ScheduleKind::ring}};
+  } cases[] = {{1, ScheduleKind::binomial},
+               {8, ScheduleKind::binomial},
+               {9, ScheduleKind::recursive_doubling},
+               {128, ScheduleKind::recursive_doubling},
+               {129, ScheduleKind::ring},
+               {5000, ScheduleKind::ring}};
   for (const auto& c : cases) {
     a.val.assign(c.n, 1.0 + Rank());
     a.StartReduce(tributary::Sum{});
@@ -84,7 +89,9 @@ TEST(Selection, ValidTreesChooseWhatTheySayInRealReductions) {
   if (Size() > 1) TRIBUTARY_EXPECT_ALL(perm.ScheduleUsed() == ScheduleKind::rabenseifner);
   // Rank 0's · rank 1's · ...: fold from the last rank down, inout = in · inout.
   tributary::testing::Perm expect = tributary::testing::Perm::Of(static_cast<unsigned>(Size() - 1));
-  for (int q = Size() - 2; q >= 0; --q) tributary::testing::PermCompose{}(tributary::testing::Perm::Of(static_cast<unsigned>(q)), expect);
+  for (int q = Size() - 2; q >= 0; --q)
+    tributary::testing::PermCompose{}(tributary::testing::Perm::Of(static_cast<unsigned>(q)),
+                                      expect);
   TRIBUTARY_EXPECT_ALL(perm.val[299] == expect);
   // Reduce depends on the communicator size, fixed at pruning.
   tributary::Reduce<std::vector<int>> r(ctx, "r");
@@ -92,7 +99,8 @@ TEST(Selection, ValidTreesChooseWhatTheySayInRealReductions) {
   r.StartReduce(Size() - 1, tributary::Sum{});
   Wait(ctx, r);
   if (Size() > 1)
-    TRIBUTARY_EXPECT_ALL(r.ScheduleUsed() == (Size() <= 2 ? ScheduleKind::pipelined_tree : ScheduleKind::knomial));
+    TRIBUTARY_EXPECT_ALL(r.ScheduleUsed() ==
+                         (Size() <= 2 ? ScheduleKind::pipelined_tree : ScheduleKind::knomial));
   if (Rank() == Size() - 1) {
     EXPECT_EQ(r.val[1999], Size());
   }
@@ -101,7 +109,8 @@ TEST(Selection, ValidTreesChooseWhatTheySayInRealReductions) {
   g.StartReduce();
   Wait(ctx, g);
   if (Size() > 1) TRIBUTARY_EXPECT_ALL(g.ScheduleUsed() == ScheduleKind::recursive_doubling);
-  TRIBUTARY_EXPECT_ALL(g.val.size() == static_cast<std::size_t>(Size()) && g.val.back() == Size() - 1);
+  TRIBUTARY_EXPECT_ALL(g.val.size() == static_cast<std::size_t>(Size()) &&
+                       g.val.back() == Size() - 1);
 }
 
 TEST(Selection, EveryRankChoosesTheSame) {
@@ -130,7 +139,8 @@ TEST(Selection, PruningRemovesExactlyWhatTheCommunicatorFixes) {
   EXPECT_EQ(all.ToJson().find("\"comm_size\""), std::string::npos);
   EXPECT_TRUE(Has(all.ToJson(), "\"msg_size\""));
   // reduce: collective and comm_size are both fixed, so a single leaf is left.
-  const SelectionTree r2 = tree.Prune(two, Collective::reduce), r4 = tree.Prune(four, Collective::reduce);
+  const SelectionTree r2 = tree.Prune(two, Collective::reduce),
+                      r4 = tree.Prune(four, Collective::reduce);
   EXPECT_EQ(r2.OperatorCount(), 0u);
   EXPECT_EQ(r2.Select({}).kind, ScheduleKind::pipelined_tree);
   EXPECT_EQ(r2.Select({}).params.segment_bytes, 1024u);
@@ -138,7 +148,8 @@ TEST(Selection, PruningRemovesExactlyWhatTheCommunicatorFixes) {
   EXPECT_EQ(r4.Select({}).params.radix, 3);
   EXPECT_EQ(r4.ToJson().find("comm_size"), std::string::npos);
   EXPECT_NE(tree.ToJson().find("comm_size"), std::string::npos);
-  EXPECT_EQ(tree.Prune(two, Collective::allgather).Select({}).kind, ScheduleKind::recursive_doubling);
+  EXPECT_EQ(tree.Prune(two, Collective::allgather).Select({}).kind,
+            ScheduleKind::recursive_doubling);
   // The pruned tree is printable and loads again.
   EXPECT_NO_THROW(SelectionTree::Parse(all.ToJson()));
   // The Context prunes for its own communicator.
@@ -181,17 +192,20 @@ TEST(Selection, InvalidFilesSayWhatAndWhere) {
   EXPECT_EQ(ErrorOf(R"({"tree": [{"collective": "allreduce", "then": [
       {"commutative": true, "then": {"schedule": "ring"}},
       {"commutative": "any", "then": {"schedule": "binomial"}}]},
-      {"collective": "any", "then": {"schedule": "mpi_library"}}]})"), "");
+      {"collective": "any", "then": {"schedule": "mpi_library"}}]})"),
+            "");
   // ... and so is an allgather, which combines nothing.
   EXPECT_EQ(ErrorOf(R"({"tree": [{"collective": "allgather", "then": {"schedule": "ring"}},
-      {"collective": "any", "then": {"schedule": "mpi_library"}}]})"), "");
+      {"collective": "any", "then": {"schedule": "mpi_library"}}]})"),
+            "");
   // A schedule that does not implement a collective that reaches it.
   e = ErrorOf(R"({"tree": [{"msg_size": "any", "then": {"schedule": "pipelined_tree"}}]})");
   EXPECT_TRUE(Has(e, "does not implement allreduce")) << e;
   // A leaf among operator siblings, and an operator inside a leaf.
   e = ErrorOf(R"({"tree": [{"schedule": "binomial"}]})");
   EXPECT_TRUE(Has(e, "\"/tree/0/schedule\": a leaf among operator siblings")) << e;
-  e = ErrorOf(R"({"tree": [{"msg_size": "any", "then": {"schedule": "mpi_library", "msg_size": "any"}}]})");
+  e = ErrorOf(
+      R"({"tree": [{"msg_size": "any", "then": {"schedule": "mpi_library", "msg_size": "any"}}]})");
   EXPECT_TRUE(Has(e, "\"/tree/0/then/msg_size\": a leaf cannot hold")) << e;
   // Bad values and parameters.
   e = ErrorOf(R"({"tree": [{"msg_size": "< 8", "then": {"schedule": "binomial"}},
@@ -200,7 +214,8 @@ TEST(Selection, InvalidFilesSayWhatAndWhere) {
   e = ErrorOf(R"({"tree": [{"comm_type": "inter", "then": {"schedule": "binomial"}},
                            {"comm_type": "any", "then": {"schedule": "binomial"}}]})");
   EXPECT_TRUE(Has(e, "intercommunicators are not supported")) << e;
-  e = ErrorOf(R"({"tree": [{"msg_size": "any", "then": {"schedule": "mpi_library", "radix": 1}}]})");
+  e = ErrorOf(
+      R"({"tree": [{"msg_size": "any", "then": {"schedule": "mpi_library", "radix": 1}}]})");
   EXPECT_TRUE(Has(e, "\"/tree/0/then/radix\": radix must be")) << e;
   e = ErrorOf(R"({"tree": {"schedule": "mpi_library"}, "extra": 1})");
   EXPECT_TRUE(Has(e, "\"/extra\": unknown key")) << e;
@@ -209,7 +224,8 @@ TEST(Selection, InvalidFilesSayWhatAndWhere) {
 
 TEST(Selection, AnInvalidFileFailsTheContextOnEveryRankBeforeAnythingStarts) {
   tributary::ContextOptions o;
-  o.selection_file = WriteFile("bad.json", R"({"tree": [{"msg_size": "any", "then": {"schedule": "nope"}}]})");
+  o.selection_file =
+      WriteFile("bad.json", R"({"tree": [{"msg_size": "any", "then": {"schedule": "nope"}}]})");
   std::string error;
   try {
     tributary::Context ctx(o);
@@ -233,11 +249,13 @@ TEST(Selection, AnInvalidFileFailsTheContextOnEveryRankBeforeAnythingStarts) {
   setenv("TRIBUTARY_SELECTION", path.c_str(), 1);
   {
     tributary::Context ctx;
-    TRIBUTARY_EXPECT_ALL(ctx.Selection(Collective::allgather).Select(large).kind == ScheduleKind::recursive_doubling);
+    TRIBUTARY_EXPECT_ALL(ctx.Selection(Collective::allgather).Select(large).kind ==
+                         ScheduleKind::recursive_doubling);
   }
   unsetenv("TRIBUTARY_SELECTION");
   tributary::Context plain;
-  TRIBUTARY_EXPECT_ALL(plain.Selection(Collective::allgather).Select(large).kind == ScheduleKind::mpi_library);
+  TRIBUTARY_EXPECT_ALL(plain.Selection(Collective::allgather).Select(large).kind ==
+                       ScheduleKind::mpi_library);
 }
 
 // The built-in tree follows the communicator's shape: the single-machine tree within one
@@ -277,7 +295,8 @@ TEST(Selection, TheBuiltInTreeFollowsTheShapeOfTheCommunicator) {
       SelectionInput in;
       in.bytes = n * sizeof(double);
       if (Size() > 1)
-        TRIBUTARY_EXPECT_ALL(a.ScheduleUsed() == expected.Prune(f, Collective::allreduce).Select(in).kind);
+        TRIBUTARY_EXPECT_ALL(a.ScheduleUsed() ==
+                             expected.Prune(f, Collective::allreduce).Select(in).kind);
     }
   }
 }

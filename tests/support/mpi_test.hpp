@@ -29,13 +29,13 @@ void Barrier();
 /// Expects `cond` on every rank; the failure names the ranks where it was false. Every rank
 /// must reach it (it is a collective). Rank 0 records the failure; the test main then fails
 /// the test on every rank.
-#define TRIBUTARY_EXPECT_ALL(cond)                                                       \
-  do {                                                                                   \
-    const bool tributary_ok_ = static_cast<bool>(cond);                                  \
+#define TRIBUTARY_EXPECT_ALL(cond)                                                        \
+  do {                                                                                    \
+    const bool tributary_ok_ = static_cast<bool>(cond);                                   \
     const auto tributary_flags_ = ::tributary::testing::AllGather(tributary_ok_ ? 1 : 0); \
-    std::string tributary_bad_;                                                          \
-    for (std::size_t r_ = 0; r_ < tributary_flags_.size(); ++r_)                         \
-      if (!tributary_flags_[r_]) tributary_bad_ += " " + std::to_string(r_);             \
-    EXPECT_TRUE(tributary_bad_.empty() || ::tributary::testing::Rank() != 0)             \
-        << "(" #cond ") false on rank(s):" << tributary_bad_;                            \
+    std::string tributary_bad_;                                                           \
+    for (std::size_t r_ = 0; r_ < tributary_flags_.size(); ++r_)                          \
+      if (!tributary_flags_[r_]) tributary_bad_ += " " + std::to_string(r_);              \
+    EXPECT_TRUE(tributary_bad_.empty() || ::tributary::testing::Rank() != 0)              \
+        << "(" #cond ") false on rank(s):" << tributary_bad_;                             \
   } while (0)

@@ -32,8 +32,9 @@ class OnEachExecutor : public ::testing::TestWithParam<int> {
 };
 INSTANTIATE_TEST_SUITE_P(Executors, OnEachExecutor, ::testing::Values(0, 2, 4),
                          [](const auto& param_info) {
-                           return param_info.param == 0 ? std::string("serial")
-                                                  : "threads" + std::to_string(param_info.param);
+                           return param_info.param == 0
+                                      ? std::string("serial")
+                                      : "threads" + std::to_string(param_info.param);
                          });
 
 TEST_P(OnEachExecutor, DependenciesRunInOrder) {
@@ -44,7 +45,10 @@ TEST_P(OnEachExecutor, DependenciesRunInOrder) {
     auto& tl = region[l];
     auto& o = order[static_cast<std::size_t>(l)];
     // a -> {b, c} -> d, where b needs several polls.
-    auto a = tl.AddTask(TaskID(), [&o] { o.push_back(0); return TaskStatus::complete; });
+    auto a = tl.AddTask(TaskID(), [&o] {
+      o.push_back(0);
+      return TaskStatus::complete;
+    });
     auto polls = std::make_shared<int>(0);
     auto b = tl.AddTask(a, [&o, polls] {
       if (++*polls < 5) return TaskStatus::incomplete;
@@ -52,7 +56,10 @@ TEST_P(OnEachExecutor, DependenciesRunInOrder) {
       return TaskStatus::complete;
     });
     auto c = tl.AddTask(a, [&o] { o.push_back(2); });  // void: complete
-    tl.AddTask(b & c, [&o] { o.push_back(3); return TaskStatus::complete; });
+    tl.AddTask(b & c, [&o] {
+      o.push_back(3);
+      return TaskStatus::complete;
+    });
   }
   auto ex = MakeExecutor();
   EXPECT_EQ(tc.Execute(*ex), TaskStatus::complete);
@@ -231,9 +238,8 @@ TEST_P(OnEachExecutor, FailedTaskStopsTheRegionAndIsReported) {
   auto& region = tc.AddRegion(3);
   std::atomic<int> dependents{0};
   for (int l = 0; l < 3; ++l) {
-    auto t = region[l].AddTask(TaskID(), "step", [l] {
-      return l == 1 ? TaskStatus::fail : TaskStatus::complete;
-    });
+    auto t = region[l].AddTask(TaskID(), "step",
+                               [l] { return l == 1 ? TaskStatus::fail : TaskStatus::complete; });
     region[l].AddTask(t, [&dependents, l] {
       if (l == 1) ++dependents;
     });
@@ -251,8 +257,8 @@ TEST_P(OnEachExecutor, FailedTaskStopsTheRegionAndIsReported) {
 TEST(Tasks, MaxIterationsWarnsOrFailsNeverSilently) {
   for (auto policy : {OnMaxIterations::warn, OnMaxIterations::fail}) {
     TaskCollection tc;
-    auto [sub, id] = tc.AddRegion(1)[0].AddSublist(TaskID(), IterationLimits{1, 4, policy},
-                                                    "newton");
+    auto [sub, id] =
+        tc.AddRegion(1)[0].AddSublist(TaskID(), IterationLimits{1, 4, policy}, "newton");
     int runs = 0;
     sub.AddTask(TaskID(), [&runs] {
       ++runs;
@@ -295,8 +301,9 @@ TEST_P(OnEachExecutor, WatchdogReportsIncompleteTasksAndWaitingKeys) {
   TaskCollection tc;
   auto& region = tc.AddRegion(3);
   for (int l = 0; l < 3; ++l) {
-    auto t = region[l].AddTask(TaskID(), "exchange halos",
-                               [l] { return l == 2 ? TaskStatus::incomplete : TaskStatus::complete; });
+    auto t = region[l].AddTask(TaskID(), "exchange halos", [l] {
+      return l == 2 ? TaskStatus::incomplete : TaskStatus::complete;
+    });
     region.AddRegionalDependencies("halo", l, t);
     region[l].AddTask(t, "update", [] {});
   }
@@ -306,7 +313,8 @@ TEST_P(OnEachExecutor, WatchdogReportsIncompleteTasksAndWaitingKeys) {
   auto ex = MakeExecutor(o);
   EXPECT_EQ(tc.Execute(*ex), TaskStatus::fail);
   const std::string r = ex->LastReport().message;
-  EXPECT_NE(r.find("task watchdog: the region has not finished after 0.2 s"), std::string::npos) << r;
+  EXPECT_NE(r.find("task watchdog: the region has not finished after 0.2 s"), std::string::npos)
+      << r;
   EXPECT_NE(r.find("list 2: 'exchange halos' returns incomplete"), std::string::npos) << r;
   EXPECT_NE(r.find("list 0: 'update' waits for regional key \"halo\""), std::string::npos) << r;
   EXPECT_NE(r.find("regional key \"halo\": done in list(s) 0 1; waiting for list(s) 2"),
@@ -318,9 +326,8 @@ TEST_P(OnEachExecutor, ProgressHooksRunWhenNothingProgresses) {
   TaskCollection tc;
   std::atomic<int> hook_calls{0};
   std::atomic<bool> released{false};
-  tc.AddRegion(2)[0].AddTask(TaskID(), [&] {
-    return released.load() ? TaskStatus::complete : TaskStatus::incomplete;
-  });
+  tc.AddRegion(2)[0].AddTask(
+      TaskID(), [&] { return released.load() ? TaskStatus::complete : TaskStatus::incomplete; });
   auto ex = MakeExecutor();
   const int handle = ex->AddProgressHook([&] {
     if (++hook_calls == 50) released = true;  // the hook is what moves things on
@@ -332,7 +339,8 @@ TEST_P(OnEachExecutor, ProgressHooksRunWhenNothingProgresses) {
   released = false;
   std::atomic<int> polls{0};
   TaskCollection tc2;
-  tc2.AddRegion(1)[0].AddTask(TaskID(), [&] { return ++polls < 100 ? TaskStatus::incomplete : TaskStatus::complete; });
+  tc2.AddRegion(1)[0].AddTask(
+      TaskID(), [&] { return ++polls < 100 ? TaskStatus::incomplete : TaskStatus::complete; });
   EXPECT_EQ(tc2.Execute(*ex), TaskStatus::complete);
   EXPECT_EQ(hook_calls.load(), before);
 }
@@ -354,8 +362,7 @@ TEST(Tasks, BackoffYieldsAndSleepsWhileWaiting) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
   tc.AddRegion(1)[0].AddTask(TaskID(), [&] {
     ++polls;
-    return std::chrono::steady_clock::now() < until ? TaskStatus::incomplete
-                                                    : TaskStatus::complete;
+    return std::chrono::steady_clock::now() < until ? TaskStatus::incomplete : TaskStatus::complete;
   });
   EXPECT_EQ(tc.Execute(), TaskStatus::complete);
   EXPECT_LT(polls, 20000);

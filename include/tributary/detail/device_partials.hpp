@@ -10,7 +10,6 @@
 #if TRIBUTARY_HAVE_KOKKOS
 
 #include <Kokkos_Core.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -89,7 +88,8 @@ class DeviceEvent<Kokkos::Cuda> {
     if (event_) cudaEventDestroy(event_);
   }
   void Record(const Kokkos::Cuda& exec) {
-    if (!event_) CheckCuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
+    if (!event_)
+      CheckCuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
     CheckCuda(cudaEventRecord(event_, exec.cuda_stream()), "cudaEventRecord");
   }
   bool Ready() const {
@@ -101,7 +101,7 @@ class DeviceEvent<Kokkos::Cuda> {
   void OrderBefore(const Kokkos::Cuda& exec) const {
     CheckCuda(cudaStreamWaitEvent(exec.cuda_stream(), event_, 0), "cudaStreamWaitEvent");
   }
-  void Wait() const {  // failure paths only
+  void Wait() const {                                                 // failure paths only
     CheckCuda(cudaEventSynchronize(event_), "cudaEventSynchronize");  // tributary-fence-ok
   }
 
@@ -130,7 +130,8 @@ class DeviceEvent<Kokkos::HIP> {
     if (event_) (void)hipEventDestroy(event_);
   }
   void Record(const Kokkos::HIP& exec) {
-    if (!event_) CheckHip(hipEventCreateWithFlags(&event_, hipEventDisableTiming), "hipEventCreate");
+    if (!event_)
+      CheckHip(hipEventCreateWithFlags(&event_, hipEventDisableTiming), "hipEventCreate");
     CheckHip(hipEventRecord(event_, exec.hip_stream()), "hipEventRecord");
   }
   bool Ready() const {
@@ -142,7 +143,7 @@ class DeviceEvent<Kokkos::HIP> {
   void OrderBefore(const Kokkos::HIP& exec) const {
     CheckHip(hipStreamWaitEvent(exec.hip_stream(), event_, 0), "hipStreamWaitEvent");
   }
-  void Wait() const {  // failure paths only
+  void Wait() const {                                              // failure paths only
     CheckHip(hipEventSynchronize(event_), "hipEventSynchronize");  // tributary-fence-ok
   }
 
@@ -202,14 +203,14 @@ constexpr void CheckViewContribution() {
 /// and the join, `dst = dst ∘ src` with dst holding the lower indices. Written into each
 /// kernel (not inherited) because Kokkos 3.4 detects init and join on the functor's own
 /// type only.
-#define TRIBUTARY_DEVICE_JOIN(E)                                                   \
-  using value_type = E;                                                            \
-  KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = identity; }          \
-  KOKKOS_INLINE_FUNCTION void join(TRIBUTARY_JOIN_CV value_type& dst,              \
+#define TRIBUTARY_DEVICE_JOIN(E)                                                    \
+  using value_type = E;                                                             \
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = identity; }           \
+  KOKKOS_INLINE_FUNCTION void join(TRIBUTARY_JOIN_CV value_type& dst,               \
                                    const TRIBUTARY_JOIN_CV value_type& src) const { \
-    E later = const_cast<const E&>(src);                                           \
-    op(const_cast<const E&>(dst), later);                                          \
-    const_cast<E&>(dst) = later;                                                   \
+    E later = const_cast<const E&>(src);                                            \
+    op(const_cast<const E&>(dst), later);                                           \
+    const_cast<E&>(dst) = later;                                                    \
   }
 
 /// Number of interleaved accumulators per chunk, and elements per chunk.
@@ -367,7 +368,8 @@ class DeviceStage final : public DeviceStageBase<E> {
   using Slots = Kokkos::View<E*, Mem>;
   using Slot = Kokkos::View<E*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   using Scalar = Kokkos::View<E, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  static constexpr bool kHostReadable = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+  static constexpr bool kHostReadable =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
 
   /// Ready for a generation of `lists` lists of k values each; allocates on `exec` when it
   /// must grow.
@@ -376,11 +378,14 @@ class DeviceStage final : public DeviceStageBase<E> {
     lists_ = lists;
     const std::size_t need = static_cast<std::size_t>(lists) * k;
     if (slots_.extent(0) < need)
-      slots_ = Slots(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tributary::list_partials"), need);
+      slots_ = Slots(
+          Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tributary::list_partials"), need);
     if (combined_.extent(0) < k) {
-      combined_ = Slots(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tributary::combined"), k);
+      combined_ =
+          Slots(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tributary::combined"), k);
       if constexpr (!kHostReadable)
-        staging_ = Staging(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tributary::staging"), k);
+        staging_ =
+            Staging(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tributary::staging"), k);
     }
     if (exec_.size() < static_cast<std::size_t>(lists)) {
       exec_.resize(static_cast<std::size_t>(lists));
@@ -391,7 +396,9 @@ class DeviceStage final : public DeviceStageBase<E> {
   Slot SlotOf(int list) const {
     return Slot(slots_.data() + static_cast<std::size_t>(list) * this->count, this->count);
   }
-  Scalar ScalarOf(int list) const { return Scalar(slots_.data() + static_cast<std::size_t>(list) * this->count); }
+  Scalar ScalarOf(int list) const {
+    return Scalar(slots_.data() + static_cast<std::size_t>(list) * this->count);
+  }
 
   /// List `list` queued its kernel on `exec`.
   void Launched(int list, const Exec& exec) {
@@ -407,7 +414,8 @@ class DeviceStage final : public DeviceStageBase<E> {
     for (int i = 0; i < lists_; ++i)
       if (i != last) events_[static_cast<std::size_t>(i)].OrderBefore(exec);
     Kokkos::Profiling::pushRegion("tributary::combine_lists");
-    ListFoldKernel<Slots, Slots, E, Op> fold{slots_, combined_, op, lists_, static_cast<std::int64_t>(this->count)};
+    ListFoldKernel<Slots, Slots, E, Op> fold{slots_, combined_, op, lists_,
+                                             static_cast<std::int64_t>(this->count)};
     Kokkos::parallel_for("tributary::combine_lists",
                          Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
                              exec, 0, static_cast<std::int64_t>(this->count)),
@@ -481,23 +489,25 @@ std::int64_t ShapeAllElements(Kernel& kernel, const View& data) {
 /// k == 1 every element reduced to one (ReduceAllKernel); with k > 1 a rank-1 View's k
 /// values copied, or a rank-2 View's rows reduced elementwise. The caller checked the shape.
 template <class Exec, class View, class E, class Op>
-void QueueViewKernel(DeviceStage<E, Exec>& stage, int list, const Exec& exec, const View& data, const Op& op,
-                     const E& identity, std::int64_t first_index) {
+void QueueViewKernel(DeviceStage<E, Exec>& stage, int list, const Exec& exec, const View& data,
+                     const Op& op, const E& identity, std::int64_t first_index) {
   using V = typename View::non_const_value_type;
   using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
   const std::size_t k = stage.count;
   if (k == 1) {
     ReduceAllKernel<View, E, Op> kernel{op, identity, data, first_index};
     const std::int64_t items = ShapeAllElements(kernel, data);
-    Kokkos::parallel_reduce("tributary::reduce_view", Range(exec, 0, items), kernel, stage.ScalarOf(list));
+    Kokkos::parallel_reduce("tributary::reduce_view", Range(exec, 0, items), kernel,
+                            stage.ScalarOf(list));
   } else if constexpr (std::is_same_v<E, V> && View::rank == 1) {
     using Slot = typename DeviceStage<E, Exec>::Slot;
     Kokkos::parallel_for("tributary::copy_view", Range(exec, 0, static_cast<std::int64_t>(k)),
                          CopyKernel<View, Slot>{data, stage.SlotOf(list)});
   } else if constexpr (std::is_same_v<E, V> && View::rank == 2) {
     ReduceRowsKernel<View, E, Op> kernel{op, identity, data, static_cast<unsigned>(k)};
-    Kokkos::parallel_reduce("tributary::reduce_rows", Range(exec, 0, static_cast<std::int64_t>(data.extent(0))),
-                            kernel, stage.SlotOf(list));
+    Kokkos::parallel_reduce("tributary::reduce_rows",
+                            Range(exec, 0, static_cast<std::int64_t>(data.extent(0))), kernel,
+                            stage.SlotOf(list));
   }
 }
 
@@ -508,7 +518,8 @@ template <class E, class View>
 std::string ViewShapeError(std::size_t size, const View&) {
   using V = typename View::non_const_value_type;
   if (size == 1) return {};
-  if (!std::is_same_v<E, V>) return "ValueLoc elements from plain values for a value of several elements";
+  if (!std::is_same_v<E, V>)
+    return "ValueLoc elements from plain values for a value of several elements";
   if (View::rank == 3) return "a rank-3 View for a value of several elements";
   return {};
 }
@@ -534,7 +545,8 @@ struct ExactAllKernel {
   std::int64_t row_length = 0;
   std::int64_t chunks_per_row = 1;
   KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = ExactSum(); }
-  KOKKOS_INLINE_FUNCTION void join(TRIBUTARY_JOIN_CV value_type& dst, const TRIBUTARY_JOIN_CV value_type& src) const {
+  KOKKOS_INLINE_FUNCTION void join(TRIBUTARY_JOIN_CV value_type& dst,
+                                   const TRIBUTARY_JOIN_CV value_type& src) const {
     ExactMerge(const_cast<ExactSum&>(dst), const_cast<const ExactSum&>(src));
   }
   KOKKOS_INLINE_FUNCTION double At(std::int64_t row, std::int64_t j) const {
@@ -577,13 +589,15 @@ struct ExactColumnsKernel {
 /// (the shapes of QueueViewKernel: k == 1 every element, else a rank-1 View's k values or
 /// a rank-2 View's columns).
 template <class Exec, class View>
-void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Exec& exec, const View& data) {
+void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Exec& exec,
+                          const View& data) {
   using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
   const std::size_t k = stage.count;
   if (k == 1) {
     ExactAllKernel<View> kernel{data};
     const std::int64_t items = ShapeAllElements(kernel, data);
-    Kokkos::parallel_reduce("tributary::exact_view", Range(exec, 0, items), kernel, stage.ScalarOf(list));
+    Kokkos::parallel_reduce("tributary::exact_view", Range(exec, 0, items), kernel,
+                            stage.ScalarOf(list));
   } else if constexpr (View::rank <= 2) {
     using Slot = typename DeviceStage<ExactSum, Exec>::Slot;
     Kokkos::parallel_for("tributary::exact_columns", Range(exec, 0, static_cast<std::int64_t>(k)),

@@ -39,8 +39,8 @@ static_assert(sizeof(PackedHeader) == 16, "elements after the header stay 16-byt
 /// PackedCombine) and by the generic MPI_Op of the MPI-library path.
 struct PackedLayout {
   std::vector<PackedSegment> segments;
-  std::size_t bytes = 0;  ///< Header included.
-  int rank = 0;           ///< This rank, recorded in the header when a combine throws.
+  std::size_t bytes = 0;              ///< Header included.
+  int rank = 0;                       ///< This rank, recorded in the header when a combine throws.
   std::string* error_text = nullptr;  ///< Receives what() of the exception thrown here.
 };
 
@@ -53,7 +53,9 @@ class PackedMessage {
  public:
   PackedMessage() = default;
   PackedMessage(PackedMessage&& other) noexcept
-      : layout_(std::move(other.layout_)), buffer_(std::move(other.buffer_)), error_(std::move(other.error_)) {
+      : layout_(std::move(other.layout_)),
+        buffer_(std::move(other.buffer_)),
+        error_(std::move(other.error_)) {
     layout_.error_text = &error_;
   }
   PackedMessage& operator=(PackedMessage&&) = delete;
@@ -128,7 +130,8 @@ struct WindowNeeds {
 /// Whether data that needs `mine` can be written in the window agreed as `agreed` (its
 /// bits and special values; the caller checks the term count, which it knows best).
 inline bool InsideWindow(const WindowNeeds& mine, const WindowNeeds& agreed) noexcept {
-  return (!mine.special || agreed.special) && (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi));
+  return (!mine.special || agreed.special) &&
+         (mine.hi < 0 || (mine.lo >= agreed.lo && mine.hi <= agreed.hi));
 }
 
 /// What a window codec's pack wrote: the packed message (it replaces LaunchSpec::data), and

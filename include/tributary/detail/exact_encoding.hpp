@@ -27,17 +27,16 @@ struct ExactTerms {
   std::size_t count = 0;
   const E* single = nullptr;
   const ExactSum* merged = nullptr;
-  std::vector<const E*> values;          // per list: its values, or null where ...
+  std::vector<const E*> values;           // per list: its values, or null where ...
   std::vector<const ExactSum*> partials;  // ... it gave ExactSum partials instead
   /// Terms per element on this rank: the lists, or 1 for one value or merged partial.
-  int Terms() const noexcept {
-    return single || merged ? 1 : static_cast<int>(values.size());
-  }
+  int Terms() const noexcept { return single || merged ? 1 : static_cast<int>(values.size()); }
 };
 
 template <class E>
 class ExactEncoding final : public WindowCodec {
-  static_assert(std::is_same_v<E, double> || std::is_same_v<E, float>, "exact sums are of float or double");
+  static_assert(std::is_same_v<E, double> || std::is_same_v<E, float>,
+                "exact sums are of float or double");
 
  public:
   ExactEncoding() = default;
@@ -58,7 +57,8 @@ class ExactEncoding final : public WindowCodec {
   /// result, a reduce's other ranks); `allreduce`: the collective may speculate on the
   /// window agreed before.
   void Describe(LaunchSpec* spec, E* result, bool allreduce, int rank, int ranks) {
-    if (spec->signature != 0) spec->signature += 7;  // exact records: another message than the values'
+    if (spec->signature != 0)
+      spec->signature += 7;  // exact records: another message than the values'
     spec->payload.commutative = true;
     spec->builtin_op = false;
     spec->window = this;
@@ -91,7 +91,8 @@ class ExactEncoding final : public WindowCodec {
     } else {
       for (std::size_t i = 0; i < terms_.values.size(); ++i) {
         if (const ExactSum* parts = terms_.partials[i])
-          for (std::size_t k = 0; k < terms_.count; ++k) WidenRange(parts[k], &needs.lo, &needs.hi, &needs.special);
+          for (std::size_t k = 0; k < terms_.count; ++k)
+            WidenRange(parts[k], &needs.lo, &needs.hi, &needs.special);
         else
           widen(terms_.values[i], terms_.count);
       }
@@ -107,8 +108,8 @@ class ExactEncoding final : public WindowCodec {
       have_agreed_ = true;
     }
     const ExactWindow w = WindowFor(agreed.lo, agreed.hi, agreed.terms, agreed.special);
-    const bool kept = prepacked_ && !speculative && w.first == window_.first && w.digits == window_.digits &&
-                      w.flags == window_.flags;
+    const bool kept = prepacked_ && !speculative && w.first == window_.first &&
+                      w.digits == window_.digits && w.flags == window_.flags;
     prepacked_ = false;
     if (kept) return {message_.Data(), RoundedTarget(false)};  // written in this window already
     const std::size_t n = terms_.count, words = w.Words();
@@ -121,7 +122,8 @@ class ExactEncoding final : public WindowCodec {
       std::fill(records, trailer, 0u);
       return done;
     };
-    if (speculative && std::int64_t(std::max(1, terms_.Terms())) * ranks_ > agreed.terms) return misfit();
+    if (speculative && std::int64_t(std::max(1, terms_.Terms())) * ranks_ > agreed.terms)
+      return misfit();
     if constexpr (std::is_same_v<E, double>) {
       // One value per element: written (and checked) four at a time where the CPU can.
       if (const E* single = SingleSource()) {
@@ -154,7 +156,8 @@ class ExactEncoding final : public WindowCodec {
       const std::size_t n = terms_.count;
       std::uint32_t* records = RecordsFor(w, n);
       WindowNeeds mine = NoBits(terms_.Terms());
-      if (!DepositMeasuringKernel(single, n, w.first, w.digits, records, &mine.lo, &mine.hi, &mine.special))
+      if (!DepositMeasuringKernel(single, n, w.first, w.digits, records, &mine.lo, &mine.hi,
+                                  &mine.special))
         return {};
       prepacked_ = true;
       *measured = mine;
@@ -165,7 +168,9 @@ class ExactEncoding final : public WindowCodec {
     }
   }
 
-  const WindowNeeds* Guess() const noexcept override { return have_agreed_ && allreduce_ ? &agreed_ : nullptr; }
+  const WindowNeeds* Guess() const noexcept override {
+    return have_agreed_ && allreduce_ ? &agreed_ : nullptr;
+  }
 
   bool RecordsOnly() const noexcept override { return true; }
 
@@ -219,8 +224,8 @@ class ExactEncoding final : public WindowCodec {
     const std::size_t lists = terms_.values.size();
     const E* source = SingleSource();
     const bool values_only =
-        !terms_.merged &&
-        (source || std::none_of(terms_.partials.begin(), terms_.partials.end(), [](const ExactSum* p) { return p; }));
+        !terms_.merged && (source || std::none_of(terms_.partials.begin(), terms_.partials.end(),
+                                                  [](const ExactSum* p) { return p; }));
     if (window_.digits <= kShortWindow && values_only) {  // one 128-bit word per element
       // Locals, not members: the records' stores could otherwise alias the window.
       const ExactWindow win = window_;
@@ -233,7 +238,8 @@ class ExactEncoding final : public WindowCodec {
           if (source) {
             DepositShort(&sum, win, static_cast<double>(source[k]), &flags);
           } else {
-            for (std::size_t i = 0; i < lists; ++i) DepositShort(&sum, win, static_cast<double>(values[i][k]), &flags);
+            for (std::size_t i = 0; i < lists; ++i)
+              DepositShort(&sum, win, static_cast<double>(values[i][k]), &flags);
           }
           StoreShort<Form>(records + k * Form::kWords, sum, flags);
         }
@@ -262,8 +268,8 @@ class ExactEncoding final : public WindowCodec {
 
   // The Finisher's combine and rounding in one pass (three-digit records of doubles, where
   // the CPU has the kernels); false otherwise, before writing anything.
-  static bool RoundSumThunk(const void* self, const void* in, const void* inout, void* out, std::size_t first,
-                            std::size_t count) noexcept {
+  static bool RoundSumThunk(const void* self, const void* in, const void* inout, void* out,
+                            std::size_t first, std::size_t count) noexcept {
     if constexpr (std::is_same_v<E, double>) {
       const auto& me = *static_cast<const ExactEncoding*>(self);
       const ExactWindow w = me.window_;
@@ -271,7 +277,8 @@ class ExactEncoding final : public WindowCodec {
       const auto* b = static_cast<const std::uint32_t*>(inout);
       const bool trailer = first + count > me.terms_.count;
       if (trailer) --count;
-      if (!RoundSumKernel(a, b, count, w.first, w.flags ? 0 : w.digits, static_cast<E*>(out))) return false;
+      if (!RoundSumKernel(a, b, count, w.first, w.flags ? 0 : w.digits, static_cast<E*>(out)))
+        return false;
       if (trailer) {  // the count of misfits: the low digits' sum
         const std::uint32_t misfits = a[count * w.Words()] + b[count * w.Words()];
         std::memcpy(static_cast<E*>(out) + count, &misfits, sizeof misfits);
@@ -285,7 +292,8 @@ class ExactEncoding final : public WindowCodec {
 
   // Records [first, first + count) rounded once to E; a speculative generation's last
   // record (its count of misfits) is copied as it is.
-  static void RoundThunk(const void* self, const void* in, void* out, std::size_t first, std::size_t count) noexcept {
+  static void RoundThunk(const void* self, const void* in, void* out, std::size_t first,
+                         std::size_t count) noexcept {
     const auto& me = *static_cast<const ExactEncoding*>(self);
     const ExactWindow w = me.window_;
     const auto* records = static_cast<const std::uint32_t*>(in);
@@ -299,10 +307,12 @@ class ExactEncoding final : public WindowCodec {
     if (w.digits <= kShortWindow) {
       WithShortForm(w, [&](auto form) {
         using Form = decltype(form);
-        for (std::size_t k = 0; k < count; ++k) values[k] = RoundShort<E, Form>(records + k * Form::kWords, w.first);
+        for (std::size_t k = 0; k < count; ++k)
+          values[k] = RoundShort<E, Form>(records + k * Form::kWords, w.first);
       });
     } else {
-      for (std::size_t k = 0; k < count; ++k) values[k] = RoundWindow<E>(records + k * w.Words(), w);
+      for (std::size_t k = 0; k < count; ++k)
+        values[k] = RoundWindow<E>(records + k * w.Words(), w);
     }
   }
 

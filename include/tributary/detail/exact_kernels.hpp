@@ -44,15 +44,17 @@ bool DepositKernel(const double* x, std::size_t n, int first, int digits, std::u
 /// The same, without a check, measuring x[0, n) as WidenRangeKernel does while writing:
 /// where some value does not fit the window (a window agreed before, a guess), the
 /// records are meaningless and the measure says so.
-bool DepositMeasuringKernel(const double* x, std::size_t n, int first, int digits, std::uint32_t* records,
-                            std::int64_t* lo, std::int64_t* hi, bool* special) noexcept;
+bool DepositMeasuringKernel(const double* x, std::size_t n, int first, int digits,
+                            std::uint32_t* records, std::int64_t* lo, std::int64_t* hi,
+                            bool* special) noexcept;
 
 /// out[k] = record k rounded once to double, for records as DepositKernel writes them.
-bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int digits, double* out) noexcept;
+bool RoundKernel(const std::uint32_t* records, std::size_t n, int first, int digits,
+                 double* out) noexcept;
 
 /// out[k] = the sum of records k of `a` and `b` rounded once (a combine and a rounding in
 /// one pass, for the last combine of a schedule that finishes its elements).
-bool RoundSumKernel(const std::uint32_t* a, const std::uint32_t* b, std::size_t n, int first, int digits,
-                    double* out) noexcept;
+bool RoundSumKernel(const std::uint32_t* a, const std::uint32_t* b, std::size_t n, int first,
+                    int digits, double* out) noexcept;
 
 }  // namespace tributary::detail

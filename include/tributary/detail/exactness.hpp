@@ -67,13 +67,17 @@ E RoundExact(const ExactSum& s) noexcept {
 /// Tributary's access to an ExactSum's digits, for the compact wire form below and for
 /// the additions, which device kernels call too.
 struct ExactAccess {
-  TRIBUTARY_FUNCTION static const std::int64_t* Digits(const ExactSum& s) noexcept { return s.digit_; }
+  TRIBUTARY_FUNCTION static const std::int64_t* Digits(const ExactSum& s) noexcept {
+    return s.digit_;
+  }
   TRIBUTARY_FUNCTION static std::int64_t* Digits(ExactSum& s) noexcept { return s.digit_; }
   TRIBUTARY_FUNCTION static std::int64_t& Pending(ExactSum& s) noexcept { return s.pending_; }
   TRIBUTARY_FUNCTION static std::int64_t Pending(const ExactSum& s) noexcept { return s.pending_; }
   /// The counts of NaNs, +infinities and -infinities added.
   TRIBUTARY_FUNCTION static std::int64_t* Specials(ExactSum& s) noexcept { return s.special_; }
-  TRIBUTARY_FUNCTION static const std::int64_t* Specials(const ExactSum& s) noexcept { return s.special_; }
+  TRIBUTARY_FUNCTION static const std::int64_t* Specials(const ExactSum& s) noexcept {
+    return s.special_;
+  }
   static unsigned Flags(const ExactSum& s) noexcept {
     return (s.special_[2] ? 1u : 0u) | (s.special_[0] ? 2u : 0u) | (s.special_[1] ? 4u : 0u);
   }
@@ -111,7 +115,8 @@ inline ExactWindow WindowFor(std::int64_t lo, std::int64_t hi, std::int64_t term
   int room = 0;
   while (room < 62 && (std::int64_t(1) << room) < terms) ++room;
   w.first = static_cast<int>(lo / 32);
-  const int top = static_cast<int>(std::min<std::int64_t>(ExactSum::kDigits - 1, (hi + room + 1) / 32));
+  const int top =
+      static_cast<int>(std::min<std::int64_t>(ExactSum::kDigits - 1, (hi + room + 1) / 32));
   w.digits = top - w.first + 1;
   return w;
 }
@@ -192,7 +197,8 @@ TRIBUTARY_FUNCTION void ExactMerge(ExactSum& s, const ExactSum& other) noexcept 
     ExactNormalize(normalized);
     from = &normalized;
   }
-  if (ExactAccess::Pending(s) + ExactAccess::Pending(*from) + 1 >= kExactNormalizeAfter) ExactNormalize(s);
+  if (ExactAccess::Pending(s) + ExactAccess::Pending(*from) + 1 >= kExactNormalizeAfter)
+    ExactNormalize(s);
   std::int64_t* digit = ExactAccess::Digits(s);
   const std::int64_t* add = ExactAccess::Digits(*from);
   for (int i = 0; i < ExactSum::kDigits; ++i) digit[i] += add[i];
@@ -211,7 +217,8 @@ inline void WidenRange(double x, std::int64_t* lo, std::int64_t* hi, bool* speci
 }
 
 /// Widens [lo, hi] by the digits an accumulator occupies; notes a NaN or an infinity.
-inline void WidenRange(const ExactSum& s, std::int64_t* lo, std::int64_t* hi, bool* special) noexcept {
+inline void WidenRange(const ExactSum& s, std::int64_t* lo, std::int64_t* hi,
+                       bool* special) noexcept {
   ExactSum c = s;
   c.Normalize();
   *special |= ExactAccess::Flags(c) != 0;
@@ -333,10 +340,18 @@ inline void WithShortForm(const ExactWindow& w, Fn&& f) {
   const auto with = [&](auto flags) {
     constexpr bool F = decltype(flags)::value;
     switch (w.digits) {
-      case 1: f(ShortForm<1, F>{}); break;
-      case 2: f(ShortForm<2, F>{}); break;
-      case 3: f(ShortForm<3, F>{}); break;
-      default: f(ShortForm<4, F>{}); break;
+      case 1:
+        f(ShortForm<1, F>{});
+        break;
+      case 2:
+        f(ShortForm<2, F>{});
+        break;
+      case 3:
+        f(ShortForm<3, F>{});
+        break;
+      default:
+        f(ShortForm<4, F>{});
+        break;
     }
   };
   if (w.flags)
@@ -433,17 +448,20 @@ F SpecialOf(unsigned flags) noexcept {
 /// digits the record is a signed 64-bit number below 2^63 in magnitude, which the
 /// conversion instruction rounds once; wider ones are shifted to 63 bits with a sticky bit.
 template <class F, class Form>
-inline __attribute__((always_inline)) F RoundShort(const std::uint32_t* record, int first) noexcept {
+inline __attribute__((always_inline)) F RoundShort(const std::uint32_t* record,
+                                                   int first) noexcept {
   constexpr int D = Form::kDigits;
   if constexpr (Form::kFlags)
     if (record[D] != 0) return SpecialOf<F>(record[D]);
   std::uint64_t lo64 = 0;
   std::memcpy(&lo64, record, D >= 2 ? 8 : 4);
   if constexpr (D <= 2) {
-    const std::int64_t v = D == 1 ? static_cast<std::int32_t>(lo64) : static_cast<std::int64_t>(lo64);
+    const std::int64_t v =
+        D == 1 ? static_cast<std::int32_t>(lo64) : static_cast<std::int64_t>(lo64);
     const bool negative = v < 0;
-    return ScaleWord<F>(negative ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v),
-                        32 * first - 1074, negative);
+    return ScaleWord<F>(
+        negative ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v),
+        32 * first - 1074, negative);
   } else {
     if constexpr (D == 3 && std::is_same_v<F, double>) {
       // v = T 2^32 + d0 with T the top 64 bits (signed) and 0 <= d0 < 2^32. t = RN(T)
@@ -453,13 +471,16 @@ inline __attribute__((always_inline)) F RoundShort(const std::uint32_t* record, 
       const double t = static_cast<double>(T);
       if (t < 9223372036854775808.0) {  // t converts back (2^63 would not)
         const std::int64_t err =
-            static_cast<std::int64_t>(static_cast<std::uint64_t>(T) - static_cast<std::uint64_t>(static_cast<std::int64_t>(t)));
-        const double r = static_cast<double>(err * (std::int64_t(1) << 32) + static_cast<std::int64_t>(record[0]));
+            static_cast<std::int64_t>(static_cast<std::uint64_t>(T) -
+                                      static_cast<std::uint64_t>(static_cast<std::int64_t>(t)));
+        const double r = static_cast<double>(err * (std::int64_t(1) << 32) +
+                                             static_cast<std::int64_t>(record[0]));
         return TimesPowerOfTwo(t * 4294967296.0 + r, 32 * first - 1074);
       }
     }
     std::int64_t top = static_cast<std::int32_t>(record[2]);
-    if constexpr (D == 4) top = static_cast<std::int64_t>((std::uint64_t(record[3]) << 32) | record[2]);
+    if constexpr (D == 4)
+      top = static_cast<std::int64_t>((std::uint64_t(record[3]) << 32) | record[2]);
     // Two's complement over 128 bits: the top digit(s) sign-extended above the low 64 bits.
     const WindowWord v = (static_cast<WindowWord>(static_cast<std::uint64_t>(top)) << 64) | lo64;
     const bool negative = top < 0;

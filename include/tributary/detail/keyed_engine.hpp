@@ -42,8 +42,8 @@ class KeyedEngine {
   KeyedEngine(const KeyedEngine&) = delete;
   KeyedEngine& operator=(const KeyedEngine&) = delete;
 
-  void Declare(std::uint64_t key, KeyedOp op, std::int64_t count, std::int64_t local, const std::vector<int>& reducers,
-               const std::vector<int>& consumers);
+  void Declare(std::uint64_t key, KeyedOp op, std::int64_t count, std::int64_t local,
+               const std::vector<int>& reducers, const std::vector<int>& consumers);
   TaskStatus Contribute(std::uint64_t key, std::int64_t index, const void* value);
   TaskStatus Check(std::uint64_t key);
   /// The result's bytes, aligned for the value type; they stay at this address while the

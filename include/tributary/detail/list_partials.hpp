@@ -109,7 +109,9 @@ class ListPartials {
   bool IsExact(int list) const noexcept {
     return marks_[static_cast<std::size_t>(list)].load(std::memory_order_relaxed) == kExact;
   }
-  const std::vector<ExactSum>& ExactOf(int list) const { return exact_slots_[static_cast<std::size_t>(list)]; }
+  const std::vector<ExactSum>& ExactOf(int list) const {
+    return exact_slots_[static_cast<std::size_t>(list)];
+  }
   T& ValueOf(int list) { return slots_[static_cast<std::size_t>(list)].value; }
   std::size_t LengthOf(int list) const {
     const auto u = static_cast<std::size_t>(list);
@@ -167,13 +169,15 @@ class ListPartials {
   /// A failing generation: the lists in `missing` that did not contribute count as neutral
   /// elements (`size` of them per list). On the device, true when the list-order fold was
   /// queued here (the last list's kernel was queued before: false).
-  bool FillMissing(const std::vector<int>& missing, const OpHolderBase<E>& op, bool exact, std::size_t size) {
+  bool FillMissing(const std::vector<int>& missing, const OpHolderBase<E>& op, bool exact,
+                   std::size_t size) {
 #if TRIBUTARY_HAVE_KOKKOS
     if (OnDevice()) {
       if (exact ? !exact_stage_ : !stage_) return false;  // no list reached the device
       std::vector<int> absent;
       for (int i : missing)
-        if (!marks_[static_cast<std::size_t>(i)].load(std::memory_order_acquire)) absent.push_back(i);
+        if (!marks_[static_cast<std::size_t>(i)].load(std::memory_order_acquire))
+          absent.push_back(i);
       if (absent.empty()) return false;
       if (exact)
         exact_stage_->FillMissing(absent, ExactSum());
@@ -214,11 +218,12 @@ class ListPartials {
   /// the object's last arrival, as ContributeHost; an object that counts its own arrivals
   /// launches once the fold is done (the core's AwaitClient and PollClient).
   template <class Exec, class View, class Op>
-  bool ContributeView(int list, const Exec& exec, const View& data, const Op& op, const OpHolderBase<E>& holder,
-                      std::int64_t first_index, std::size_t k, bool exact, std::size_t size);
+  bool ContributeView(int list, const Exec& exec, const View& data, const Op& op,
+                      const OpHolderBase<E>& holder, std::int64_t first_index, std::size_t k,
+                      bool exact, std::size_t size);
   template <class Policy, class F, class Op>
-  bool ContributeKernel(int list, const Policy& policy, const F& f, const Op& op, const OpHolderBase<E>& holder,
-                        bool exact, std::size_t size);
+  bool ContributeKernel(int list, const Policy& policy, const F& f, const Op& op,
+                        const OpHolderBase<E>& holder, bool exact, std::size_t size);
 
   /// The device partials of this generation: the combined values (or merged sums) in host
   /// memory once ready, null before.
@@ -251,14 +256,16 @@ class ListPartials {
   bool HoldsDeviceSlots() const noexcept { return stage_ || exact_stage_; }
 
   [[noreturn]] void DeviceShapeError(int list, const std::string& what, std::size_t size) const {
-    throw UsageError(Where() + ": list " + std::to_string(list) + " contributed " + what + " (the value holds " +
-                     std::to_string(size) + " element(s))");
+    throw UsageError(Where() + ": list " + std::to_string(list) + " contributed " + what +
+                     " (the value holds " + std::to_string(size) + " element(s))");
   }
 #endif
 
   /// "AllReduce<double> 'dt' (object 3), generation 7, rank 1", with ": member 'm'" for a
   /// batch member.
-  std::string Where() const { return member_ ? core_->Where() + ": member '" + *member_ + "'" : core_->Where(); }
+  std::string Where() const {
+    return member_ ? core_->Where() + ": member '" + *member_ + "'" : core_->Where();
+  }
 
  private:
   // Where this generation's lists contribute: decided by the first, the same for all.
@@ -277,7 +284,8 @@ class ListPartials {
     if (member_) {  // the core counts every member: duplicates are refused here
       std::uint8_t none = 0;
       if (!mark.compare_exchange_strong(none, how, std::memory_order_acq_rel))
-        throw UsageError(Where() + ": list " + std::to_string(list) + " contributed twice in one generation");
+        throw UsageError(Where() + ": list " + std::to_string(list) +
+                         " contributed twice in one generation");
     } else {
       core_->Claim(list);
       mark.store(how, std::memory_order_relaxed);  // read after the last Commit
@@ -289,17 +297,21 @@ class ListPartials {
   void ClaimWhere(int list, int where) {
     int seen = where_.load(std::memory_order_acquire);
     if (seen == where) return;
-    if (seen == kUndecided && where_.compare_exchange_strong(seen, where, std::memory_order_acq_rel)) return;
+    if (seen == kUndecided &&
+        where_.compare_exchange_strong(seen, where, std::memory_order_acq_rel))
+      return;
     if (seen == where) return;
     throw UsageError(Where() + ": list " + std::to_string(list) + " contributed " +
-                     (where == kOnDevice ? "on the device" : "a host value") + " in a generation whose lists contribute " +
+                     (where == kOnDevice ? "on the device" : "a host value") +
+                     " in a generation whose lists contribute " +
                      (seen == kOnDevice ? "on the device" : "host values") +
                      "; all lists of a generation contribute the same way");
   }
 
   [[noreturn]] void LengthMismatch(std::size_t len, int i, std::size_t len_i) {
-    std::string msg = Where() + ": lists contributed values of different lengths (" + std::to_string(len) +
-                      " from list 0, " + std::to_string(len_i) + " from list " + std::to_string(i) + ")";
+    std::string msg = Where() + ": lists contributed values of different lengths (" +
+                      std::to_string(len) + " from list 0, " + std::to_string(len_i) +
+                      " from list " + std::to_string(i) + ")";
     core_->FailLocally(msg);
     throw UsageError(msg);
   }
@@ -309,7 +321,8 @@ class ListPartials {
   void CheckDeviceOperator(int list, const OpHolderBase<E>& holder, bool exact);
   template <class S, class Exec, class Fold, class Launch>
   bool ContributeToStage(int list, const Exec& exec, std::size_t k, std::size_t size,
-                         std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold, Launch&& launch);
+                         std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold,
+                         Launch&& launch);
 #endif
 
   ReductionCore* core_ = nullptr;
@@ -319,13 +332,13 @@ class ListPartials {
     T value{};
   };
   std::vector<Slot> slots_;
-  std::vector<std::vector<ExactSum>> exact_slots_;  // per list: ExactSum partials
+  std::vector<std::vector<ExactSum>> exact_slots_;      // per list: ExactSum partials
   std::unique_ptr<std::atomic<std::uint8_t>[]> marks_;  // per list: 0, kHost, kExact or kDevice
   std::size_t capacity_ = 0;
   int lists_ = 0;
   std::atomic<int> where_{kUndecided};  // host or device contributions this generation
 #if TRIBUTARY_HAVE_KOKKOS
-  std::unique_ptr<DeviceStageBase<E>> stage_;  // device slots, kept across generations
+  std::unique_ptr<DeviceStageBase<E>> stage_;               // device slots, kept across generations
   std::unique_ptr<DeviceStageBase<ExactSum>> exact_stage_;  // the same for exact sums
   std::mutex device_mutex_;
   std::uint64_t device_generation_ = 0;  // the generation the stage was prepared for

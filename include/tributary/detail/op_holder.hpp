@@ -23,17 +23,28 @@ namespace tributary::detail {
 #if TRIBUTARY_HAVE_MPI
 inline MPI_Op ToMpiOp(BuiltinOp op) noexcept {
   switch (op) {
-    case BuiltinOp::sum: return MPI_SUM;
-    case BuiltinOp::prod: return MPI_PROD;
-    case BuiltinOp::min: return MPI_MIN;
-    case BuiltinOp::max: return MPI_MAX;
-    case BuiltinOp::land: return MPI_LAND;
-    case BuiltinOp::lor: return MPI_LOR;
-    case BuiltinOp::lxor: return MPI_LXOR;
-    case BuiltinOp::band: return MPI_BAND;
-    case BuiltinOp::bor: return MPI_BOR;
-    case BuiltinOp::bxor: return MPI_BXOR;
-    case BuiltinOp::none: break;
+    case BuiltinOp::sum:
+      return MPI_SUM;
+    case BuiltinOp::prod:
+      return MPI_PROD;
+    case BuiltinOp::min:
+      return MPI_MIN;
+    case BuiltinOp::max:
+      return MPI_MAX;
+    case BuiltinOp::land:
+      return MPI_LAND;
+    case BuiltinOp::lor:
+      return MPI_LOR;
+    case BuiltinOp::lxor:
+      return MPI_LXOR;
+    case BuiltinOp::band:
+      return MPI_BAND;
+    case BuiltinOp::bor:
+      return MPI_BOR;
+    case BuiltinOp::bxor:
+      return MPI_BXOR;
+    case BuiltinOp::none:
+      break;
   }
   return MPI_OP_NULL;
 }
@@ -53,7 +64,8 @@ class OpHolderBase {
   /// A hash of the operator's type name, equal on every rank (FNV-1a).
   std::uint64_t Signature() const noexcept {
     std::uint64_t h = 1469598103934665603ull;
-    for (const char* c = Type().name(); *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    for (const char* c = Type().name(); *c; ++c)
+      h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
     return h | 1u;
   }
 

@@ -38,15 +38,16 @@ struct Payload {
 /// it to the reduction layer.
 struct Finisher {
   /// out[i] = finished in[i] for `count` elements; `first` is in[0]'s element index.
-  void (*fn)(const void* state, const void* in, void* out, std::size_t first, std::size_t count) = nullptr;
+  void (*fn)(const void* state, const void* in, void* out, std::size_t first,
+             std::size_t count) = nullptr;
   const void* state = nullptr;
-  void* out = nullptr;         ///< payload.count finished elements.
-  std::size_t out_size = 0;    ///< Bytes per finished element.
+  void* out = nullptr;       ///< payload.count finished elements.
+  std::size_t out_size = 0;  ///< Bytes per finished element.
   /// Optional, for an element's last combine: out[i] = finished (in[i] ∘ inout[i]) in one
   /// pass, for `count` elements from index `first`; false where it cannot (nothing is
   /// written; the schedule then combines and finishes).
-  bool (*combine_fn)(const void* state, const void* in, const void* inout, void* out, std::size_t first,
-                     std::size_t count) = nullptr;
+  bool (*combine_fn)(const void* state, const void* in, const void* inout, void* out,
+                     std::size_t first, std::size_t count) = nullptr;
   explicit operator bool() const noexcept { return fn != nullptr; }
 };
 

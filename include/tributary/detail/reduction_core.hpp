@@ -34,7 +34,8 @@ class Schedule;  // the schedule seam is private to the library (src/schedules/s
 class ObjectLock {
  public:
   bool try_lock() noexcept {
-    return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
+    return !locked_.load(std::memory_order_relaxed) &&
+           !locked_.exchange(true, std::memory_order_acquire);
   }
   void lock() noexcept {
     while (!try_lock()) std::this_thread::yield();
@@ -150,7 +151,8 @@ class ReductionCore {
   bool Advance() noexcept;
 
   /// Who to call when the network phase completes.
-  void SetClient(void* client, FinishFn finish, AbandonFn abandon, ReadyFn ready = nullptr) noexcept {
+  void SetClient(void* client, FinishFn finish, AbandonFn abandon,
+                 ReadyFn ready = nullptr) noexcept {
     client_ = client;
     finish_ = finish;
     abandon_ = abandon;
@@ -231,7 +233,8 @@ class ReductionCore {
   int expected_ = 0;
   int per_list_ = 1;
   std::atomic<int> arrived_{0};
-  std::unique_ptr<std::atomic<std::uint32_t>[]> arrived_flags_;  // per list (a batch: up to its member count)
+  std::unique_ptr<std::atomic<std::uint32_t>[]>
+      arrived_flags_;  // per list (a batch: up to its member count)
   int flags_capacity_ = 0;
   std::atomic<std::int64_t> armed_at_{0};  // steady_clock ticks; 0: not yet seen by the watchdog
   std::atomic<std::uint64_t> last_poll_sweep_{0};
@@ -245,7 +248,7 @@ class ReductionCore {
 
   ObjectLock mutex_;
   LaunchSpec spec_;
-  Finisher finisher_;  // a window codec's rounding (spec_.window)
+  Finisher finisher_;                              // a window codec's rounding (spec_.window)
   ScheduleKind kind_ = ScheduleKind::mpi_library;  // this generation's schedule
   ScheduleParams params_;
   void ChooseSchedule();
@@ -253,7 +256,7 @@ class ReductionCore {
   std::vector<unsigned char> staging_;  // a read-only `data` copied for a schedule that writes
   bool schedule_active_ = false;
   bool length_pending_ = false;
-  bool speculative_ = false;  // the records run in a window agreed before (window_guess)
+  bool speculative_ = false;           // the records run in a window agreed before (window_guess)
   bool finished_by_schedule_ = false;  // the schedule rounded the records (Schedule::Finished)
   const unsigned char* Records() const;
   void FinishRecords();
@@ -273,7 +276,7 @@ class ReductionCore {
   int error_origin_ = -1;
 
   void LaunchAbandonedLocked() noexcept;
-  bool draining_ = false;  // failed, but the network phase is still completing
+  bool draining_ = false;         // failed, but the network phase is still completing
   bool abandon_pending_ = false;  // failed here; launch once the other ranks know
   void* client_ = nullptr;
   FinishFn finish_ = nullptr;

@@ -19,6 +19,7 @@ template <class T>
 class StagedReduction;
 
 template <class T>
-using ReductionFor = std::conditional_t<IsStagedView<T>::value, StagedReduction<T>, TypedReduction<T>>;
+using ReductionFor =
+    std::conditional_t<IsStagedView<T>::value, StagedReduction<T>, TypedReduction<T>>;
 
 }  // namespace tributary::detail

@@ -8,7 +8,6 @@
 
 #if TRIBUTARY_HAVE_KOKKOS
 #include <Kokkos_Core.hpp>
-
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -130,8 +129,9 @@ class StagedReduction : protected TypedReduction<std::vector<typename T::non_con
     this->core_.reset();
     if (!Kokkos::is_initialized() && val.use_count() > 0) {
       if (ctx)
-        ctx->HandleError(name + ": destroyed after Kokkos::finalize; destroy objects that hold "
-                                 "Views before finalising Kokkos");
+        ctx->HandleError(name +
+                         ": destroyed after Kokkos::finalize; destroy objects that hold "
+                         "Views before finalising Kokkos");
       new T(std::move(val));  // never touch Kokkos after finalize: leave the storage alone
     }
   }
@@ -157,10 +157,13 @@ class StagedReduction : protected TypedReduction<std::vector<typename T::non_con
       return;
     }
     if constexpr (kLibraryCombines<Op, E>) {
-      if (Base::core_->Ctx()->MpiReadsDeviceMemory() && Base::DeterminismMode() == Determinism::fast) {
-        const bool receives = collective != Collective::reduce || Base::core_->Ctx()->Rank() == root;
+      if (Base::core_->Ctx()->MpiReadsDeviceMemory() &&
+          Base::DeterminismMode() == Determinism::fast) {
+        const bool receives =
+            collective != Collective::reduce || Base::core_->Ctx()->Rank() == root;
         // tributary-fence-ok: only when the root's result has another length than `val`
-        if (receives && input && val.extent(0) != input->extent(0)) Kokkos::resize(val, input->extent(0));  // tributary-fence-ok
+        if (receives && input && val.extent(0) != input->extent(0))
+          Kokkos::resize(val, input->extent(0));  // tributary-fence-ok
         direct_ = true;
         Base::StartOnDeviceMemory(op, collective, root, val.data(), input ? input->data() : nullptr,
                                   source.extent(0));

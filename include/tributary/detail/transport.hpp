@@ -24,7 +24,8 @@ class Transport {
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
   /// Sends `head` followed by `body` (either may be empty) as one message to `rank`.
-  void Send(int rank, const void* head, std::size_t head_bytes, const void* body, std::size_t body_bytes);
+  void Send(int rank, const void* head, std::size_t head_bytes, const void* body,
+            std::size_t body_bytes);
   /// The next message that has arrived, or false.
   bool Receive(std::vector<char>& bytes);
   bool SendsDone();

@@ -93,8 +93,9 @@ class TypedReduction {
   /// a CheckReduce finds that work done. All lists of a generation contribute on the
   /// device, in one execution space. The operator must commute (the backend joins partial
   /// results in its own order); UsageError for a different operator than the generation's.
-  template <class Exec, class View, class Op,
-            std::enable_if_t<LooksLikeExecutionSpace<Exec>::value && LooksLikeView<View>::value, int> = 0>
+  template <
+      class Exec, class View, class Op,
+      std::enable_if_t<LooksLikeExecutionSpace<Exec>::value && LooksLikeView<View>::value, int> = 0>
   TaskStatus ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
                             std::int64_t first_index = 0) {
     TRIBUTARY_REQUIRE_KOKKOS_LAYER(data);
@@ -104,7 +105,8 @@ class TypedReduction {
 
   /// ContributeView on the View's default execution-space instance.
   template <class View, class Op, std::enable_if_t<LooksLikeView<View>::value, int> = 0>
-  TaskStatus ContributeView(int list_index, const View& data, const Op& op, std::int64_t first_index = 0) {
+  TaskStatus ContributeView(int list_index, const View& data, const Op& op,
+                            std::int64_t first_index = 0) {
     return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
   }
 
@@ -125,7 +127,9 @@ class TypedReduction {
   /// `list_index`'s partial as exact sums of its data (ExactSum; one per element of the
   /// value), so that the result does not depend on how the data is split into lists and
   /// ranks. Throws UsageError in other modes and for other types or operators.
-  TaskStatus Contribute(int list_index, const ExactSum& partial) { return ContributeExact(list_index, &partial, 1); }
+  TaskStatus Contribute(int list_index, const ExactSum& partial) {
+    return ContributeExact(list_index, &partial, 1);
+  }
   TaskStatus Contribute(int list_index, const std::vector<ExactSum>& partials) {
     return ContributeExact(list_index, partials.data(), partials.size());
   }
@@ -144,7 +148,8 @@ class TypedReduction {
   TypedReduction(Context& ctx, std::string what, std::string label)
       : core_(std::make_unique<ReductionCore>(ctx, std::move(what), std::move(label))) {
     partials_.Attach(core_.get(), nullptr);
-    core_->SetClient(this, &TypedReduction::FinishThunk, &TypedReduction::AbandonThunk, &TypedReduction::ReadyThunk);
+    core_->SetClient(this, &TypedReduction::FinishThunk, &TypedReduction::AbandonThunk,
+                     &TypedReduction::ReadyThunk);
     name_ = core_->Name();
     mode_ = ctx.Options().determinism;
   }
@@ -156,15 +161,17 @@ class TypedReduction {
 #if TRIBUTARY_HAVE_KOKKOS
     if constexpr (LooksLikeView<T>::value) {
       if (!DeviceRuntimeAlive() && val.use_count() > 0 && ctx) {
-        ctx->HandleError(name_ + ": destroyed after Kokkos::finalize; destroy objects that "
-                                 "hold Views before finalising Kokkos");
+        ctx->HandleError(name_ +
+                         ": destroyed after Kokkos::finalize; destroy objects that "
+                         "hold Views before finalising Kokkos");
         // Never touch Kokkos after finalize: leave the View's storage alone.
         new T(std::move(val));
       }
     }
     if (partials_.HoldsDeviceSlots() && !DeviceRuntimeAlive() && ctx)  // ~ListPartials keeps them
-      ctx->HandleError(name_ + ": destroyed after Kokkos::finalize while holding device partial "
-                               "slots; destroy reduction objects before finalising Kokkos");
+      ctx->HandleError(name_ +
+                       ": destroyed after Kokkos::finalize while holding device partial "
+                       "slots; destroy reduction objects before finalising Kokkos");
 #endif
   }
   TypedReduction(TypedReduction&& other)
@@ -182,7 +189,9 @@ class TypedReduction {
         partials_(std::move(other.partials_)) {
     if (core_ && core_->NetworkActive())
       throw UsageError(core_->Where() + ": moved while its network phase is in flight");
-    if (core_) core_->SetClient(this, &TypedReduction::FinishThunk, &TypedReduction::AbandonThunk, &TypedReduction::ReadyThunk);
+    if (core_)
+      core_->SetClient(this, &TypedReduction::FinishThunk, &TypedReduction::AbandonThunk,
+                       &TypedReduction::ReadyThunk);
   }
   TypedReduction& operator=(TypedReduction&&) = delete;
   TypedReduction(const TypedReduction&) = delete;
@@ -194,10 +203,12 @@ class TypedReduction {
       (void)count;
       throw UsageError(core_->Where() + ": ExactSum partials need float or double elements");
     } else {
-      const bool mine = core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected();
+      const bool mine =
+          core_->State() == Phase::collecting && list_index >= 0 && list_index < core_->Expected();
       if (mine && !exact_)
-        throw UsageError(core_->Where() +
-                         ": ExactSum partials need Determinism::rank_count_independent and the Sum operator");
+        throw UsageError(
+            core_->Where() +
+            ": ExactSum partials need Determinism::rank_count_independent and the Sum operator");
       if (partials_.ContributeExact(list_index, partials, count)) CombineAndLaunch();
       return TaskStatus::complete;
     }
@@ -291,13 +302,14 @@ class TypedReduction {
     Context* ctx = core_->Ctx();
     if (ctx && (root < 0 || root >= ctx->Size()))
       throw UsageError(core_->Where() + ": root " + std::to_string(root) +
-                       " is not a rank of the Context (size " + std::to_string(ctx->Size()) +
-                       ")");
+                       " is not a rank of the Context (size " + std::to_string(ctx->Size()) + ")");
   }
 
   // A Reduce's ranks other than the root keep `val` unchanged. The root (and every rank of
   // an AllReduce) works in `val`, which receives the result: no copy back.
-  bool NotRoot() const { return collective_ == Collective::reduce && core_->Ctx()->Rank() != root_; }
+  bool NotRoot() const {
+    return collective_ == Collective::reduce && core_->Ctx()->Rank() != root_;
+  }
 
   // The operator of the generation just armed, and whether it sums exactly; an operator
   // the mode cannot take fails the generation here (CheckReduce then throws the same).
@@ -353,7 +365,8 @@ class TypedReduction {
         result = Traits::Data(val);
       }
       const Context& ctx = *core_->Ctx();
-      exact_encoding_.Describe(&spec, result, collective_ == Collective::allreduce, ctx.Rank(), ctx.Size());
+      exact_encoding_.Describe(&spec, result, collective_ == Collective::allreduce, ctx.Rank(),
+                               ctx.Size());
       encoding_ = Encoding::window;
       core_->Launch(spec);
     }
@@ -401,15 +414,16 @@ class TypedReduction {
 
   // Launches the network phase on `source`; with `input` (a reduce's root) the contribution
   // is read from there and `source` (val) receives the result.
-  void LaunchFrom(T& source, const std::string& combine_error = std::string(), bool read_only = false,
-                  const T* input = nullptr) {
+  void LaunchFrom(T& source, const std::string& combine_error = std::string(),
+                  bool read_only = false, const T* input = nullptr) {
     Context& ctx = *core_->Ctx();
     const std::size_t count = Traits::Size(input ? *input : source);
     if constexpr (Traits::dynamic)
       if (input) Traits::Resize(source, count);
     LaunchSpec spec = SpecOf(count);
     if (op_->direct && combine_error.empty()) {
-      SetDirect(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count, read_only);
+      SetDirect(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count,
+                read_only);
     } else {
       // User operators travel packed behind a header that carries a failure to every rank.
       // A packed Reduce runs as an allreduce so that every rank learns of a failure.
@@ -473,11 +487,13 @@ class TypedReduction {
       return;
     }
     if (encoding_ == Encoding::packed) {
-      packed_.ThrowIfFailed([this] { return core_->Where(); }, "the reduction operator", ctx.Rank());
+      packed_.ThrowIfFailed([this] { return core_->Where(); }, "the reduction operator",
+                            ctx.Rank());
       if (to_val) {
         const std::size_t count = packed_.BodyBytes() / sizeof(E);
         if constexpr (Traits::dynamic) Traits::Resize(val, count);
-        if (count) std::memcpy(static_cast<void*>(Traits::Data(val)), packed_.Body(), count * sizeof(E));
+        if (count)
+          std::memcpy(static_cast<void*>(Traits::Data(val)), packed_.Body(), count * sizeof(E));
       }
       return;
     }
@@ -560,7 +576,7 @@ class TypedReduction {
   int root_ = 0;
   std::string name_;
   Determinism mode_ = Determinism::fast;
-  bool exact_ = false;  // this generation sums through ExactSum
+  bool exact_ = false;        // this generation sums through ExactSum
   ListPartials<T> partials_;  // the lists' partials, host and device
 };
 

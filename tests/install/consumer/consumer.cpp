@@ -1,7 +1,6 @@
 // Uses the installed headers and libraries: a batch reduction inside a task region.
-#include <tributary/tributary.hpp>
-
 #include <cstdio>
+#include <tributary/tributary.hpp>
 
 int main(int argc, char** argv) {
 #if TRIBUTARY_HAVE_MPI

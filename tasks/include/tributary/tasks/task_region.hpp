@@ -17,9 +17,9 @@ class Executor;
 /// The key of a regional dependency: an integer or a string.
 class RegionalKey {
  public:
-  RegionalKey(int key) : key_(key) {}  // NOLINT: implicit by design
+  RegionalKey(int key) : key_(key) {}                       // NOLINT: implicit by design
   RegionalKey(const char* key) : key_(std::string(key)) {}  // NOLINT
-  RegionalKey(std::string key) : key_(std::move(key)) {}  // NOLINT
+  RegionalKey(std::string key) : key_(std::move(key)) {}    // NOLINT
   /// "7" or "\"flux\"" for messages.
   std::string ToString() const;
   friend bool operator==(const RegionalKey& a, const RegionalKey& b) { return a.key_ == b.key_; }

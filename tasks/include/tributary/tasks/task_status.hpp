@@ -14,10 +14,14 @@ enum class TaskStatus {
 /// The status's name ("complete", "incomplete", "iterate", "fail").
 constexpr const char* ToString(TaskStatus s) noexcept {
   switch (s) {
-    case TaskStatus::complete: return "complete";
-    case TaskStatus::incomplete: return "incomplete";
-    case TaskStatus::iterate: return "iterate";
-    case TaskStatus::fail: return "fail";
+    case TaskStatus::complete:
+      return "complete";
+    case TaskStatus::incomplete:
+      return "incomplete";
+    case TaskStatus::iterate:
+      return "iterate";
+    case TaskStatus::fail:
+      return "fail";
   }
   return "unknown";
 }
