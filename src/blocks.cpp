@@ -3,6 +3,7 @@
 #include "tributary/blocks.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <mutex>
 #include <numeric>
 #include <tuple>
@@ -294,6 +295,7 @@ namespace detail {
 struct BlockEngine::State {
   void* block = nullptr;
   int gid = 0;
+  int slot = 0;  // the gid's position in local_ (ascending gids): its links
   int next_call = 0;
 };
 
@@ -407,7 +409,42 @@ std::string BlockEngine::Where(int gid, int call) const {
          ", round " + std::to_string(call) + ", rank " + std::to_string(rank_);
 }
 
-void BlockEngine::Start(const std::vector<void*>& blocks) {
+namespace {
+std::string GidList(const std::vector<int>& gids) {
+  std::string s;
+  for (int g : gids) s += (s.empty() ? "" : " ") + std::to_string(g);
+  return s;
+}
+}  // namespace
+
+// Blocks are identified by gid: the set must be exactly this rank's, in any order.
+void BlockEngine::CheckBlockSet(const std::vector<std::pair<int, void*>>& blocks) const {
+  std::vector<int> given;
+  given.reserve(blocks.size());
+  for (const auto& b : blocks) given.push_back(b.first);
+  std::sort(given.begin(), given.end());
+  std::vector<int> missing, extra, repeated;
+  std::set_difference(local_.begin(), local_.end(), given.begin(), given.end(),
+                      std::back_inserter(missing));
+  std::vector<int> unique = given;
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  std::set_difference(unique.begin(), unique.end(), local_.begin(), local_.end(),
+                      std::back_inserter(extra));
+  for (std::size_t i = 1; i < given.size(); ++i)
+    if (given[i] == given[i - 1] && (repeated.empty() || repeated.back() != given[i]))
+      repeated.push_back(given[i]);
+  if (missing.empty() && extra.empty() && repeated.empty()) return;
+  std::string what = name_ + ", generation " + std::to_string(generation_ + 1) + ", rank " +
+                     std::to_string(rank_) + ": Start got " + std::to_string(blocks.size()) +
+                     " blocks that are not this rank's " + std::to_string(local_.size()) +
+                     " (gids " + (local_.empty() ? std::string("none") : GidList(local_)) + ")";
+  if (!missing.empty()) what += "; missing gids " + GidList(missing);
+  if (!extra.empty()) what += "; extra gids " + GidList(extra);
+  if (!repeated.empty()) what += "; repeated gids " + GidList(repeated);
+  throw UsageError(what);
+}
+
+void BlockEngine::Start(const std::vector<std::pair<int, void*>>& blocks) {
   std::lock_guard<std::mutex> lock(shared_->mutex);
   if (generation_ > 0) {
     for (const auto& s : states_)
@@ -416,16 +453,15 @@ void BlockEngine::Start(const std::vector<void*>& blocks) {
                          " is in round " + std::to_string(s->next_call) + " of generation " +
                          std::to_string(generation_));
   }
-  if (blocks.size() != local_.size())
-    throw UsageError(name_ + ": rank " + std::to_string(rank_) + " owns " +
-                     std::to_string(local_.size()) + " blocks of the grid, Start got " +
-                     std::to_string(blocks.size()));
+  CheckBlockSet(blocks);
   ++generation_;
   states_.clear();
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
+  for (const auto& [gid, block] : blocks) {
     auto s = std::make_unique<State>();
-    s->block = blocks[i];
-    s->gid = local_[i];
+    s->block = block;
+    s->gid = gid;
+    s->slot =
+        static_cast<int>(std::lower_bound(local_.begin(), local_.end(), gid) - local_.begin());
     states_.push_back(std::move(s));
   }
 }
@@ -516,7 +552,7 @@ TaskStatus BlockEngine::RoundLocked(int local, int call) {
     return SendsDone() ? TaskStatus::complete : TaskStatus::incomplete;
   }
   if (call > s.next_call) return TaskStatus::incomplete;  // an earlier round has not run yet
-  const Links& links = LinksOf(local, call);
+  const Links& links = LinksOf(s.slot, call);
   if (links.remote_in || call == last) Poll();  // local inputs are already in the inbox
   if (!links.runs) {
     ++s.next_call;

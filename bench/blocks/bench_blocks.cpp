@@ -51,8 +51,8 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick,
     std::vector<Block> mine;
     for (int g : grid.LocalBlocks(ctx.Rank()))
       mine.push_back(Block{g, std::vector<double>(n, 1.0), {}, {}});
-    std::vector<Block*> ptrs;
-    for (Block& b : mine) ptrs.push_back(&b);
+    std::vector<std::pair<int, Block*>> ptrs;
+    for (Block& b : mine) ptrs.push_back({b.gid, &b});
     const auto reset = [&] {
       for (Block& b : mine) std::fill(b.data.begin(), b.data.end(), 1.0);
     };
@@ -146,8 +146,8 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick, tb::
         [&] { return recv[0] == 1.0; });
     std::vector<Block> mine;
     for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, {}, {}, {}});
-    std::vector<Block*> ptrs;
-    for (Block& b : mine) ptrs.push_back(&b);
+    std::vector<std::pair<int, Block*>> ptrs;
+    for (Block& b : mine) ptrs.push_back({b.gid, &b});
     std::vector<double> payload(m, 1.0);
     double received = 0;
     struct Variant {

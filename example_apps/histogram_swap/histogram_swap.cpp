@@ -101,8 +101,8 @@ int main(int argc, char** argv) {
       Bin(Particles(g), b.bins);
       mine.push_back(std::move(b));
     }
-    std::vector<Block*> ptrs;
-    for (Block& b : mine) ptrs.push_back(&b);
+    std::vector<std::pair<int, Block*>> ptrs;
+    for (Block& b : mine) ptrs.push_back({b.gid, &b});
     swap.Start(ptrs);
     tributary::TaskCollection tc;
     auto& region = tc.AddRegion(static_cast<int>(mine.size()));

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tributary/config.hpp"
@@ -195,7 +196,8 @@ class BlockEngine {
   BlockEngine(const BlockEngine&) = delete;
   BlockEngine& operator=(const BlockEngine&) = delete;
 
-  void Start(const std::vector<void*>& blocks);
+  /// `blocks`: (gid, block) pairs, in any order; they must be exactly this rank's blocks.
+  void Start(const std::vector<std::pair<int, void*>>& blocks);
   TaskStatus Round(int local, int call);
   TaskStatus Run(int local);
   int Calls() const noexcept;
@@ -208,6 +210,7 @@ class BlockEngine {
  private:
   struct Message;
   struct State;
+  void CheckBlockSet(const std::vector<std::pair<int, void*>>& blocks) const;
   std::string Where(int gid, int call) const;
   /// The links of local block `local` in `call`, computed once per object.
   struct Links {
@@ -240,13 +243,22 @@ class BlockEngine {
   std::vector<std::vector<Links>> links_;  // [local][call]
 };
 
+template <class Block>
+std::vector<std::pair<int, void*>> ErasedBlocks(const std::vector<std::pair<int, Block*>>& blocks) {
+  std::vector<std::pair<int, void*>> erased;
+  erased.reserve(blocks.size());
+  for (const auto& [gid, block] : blocks) erased.emplace_back(gid, static_cast<void*>(block));
+  return erased;
+}
+
 }  // namespace detail
 
 /// A merge, broadcast, swap or all-reduce pattern over the blocks of a grid, run by tasks.
 /// Construct it on every rank, in the same order as the Context's other objects (it takes a
 /// communicator of its own for its lifetime); each generation `Start(blocks)` with this
-/// rank's blocks in LocalBlocks order, then run `Round(i, call)` for call 0..Calls()-1 as
-/// consecutive tasks of block i's list (`AddTasks` does that), or poll `Run(i)`.
+/// rank's blocks as (gid, block) pairs in any order, then run `Round(i, call)` for call
+/// 0..Calls()-1 as consecutive tasks of the list of the i-th pair (`AddTasks` does that),
+/// or poll `Run(i)`.
 template <class Block>
 class BlockReduction {
  public:
@@ -263,17 +275,22 @@ class BlockReduction {
   BlockReduction(const BlockReduction&) = delete;
   BlockReduction& operator=(const BlockReduction&) = delete;
 
-  /// A new generation over this rank's blocks (LocalBlocks order). Throws UsageError while
-  /// the previous generation runs, or for a wrong number of blocks.
-  void Start(const std::vector<Block*>& blocks) { engine_.Start({blocks.begin(), blocks.end()}); }
-  /// The task of `call` for local block `local`: incomplete until the messages of that call
-  /// have arrived (it never waits inside), then the callback runs and the call's messages
-  /// leave; complete after that. Calls of one block run in order.
+  /// A new generation over this rank's blocks, given as (gid, block) pairs in any order;
+  /// local block i below is the i-th pair. Throws UsageError while the previous generation
+  /// runs, or when the gids are not exactly this rank's (naming the missing, extra and
+  /// repeated gids).
+  void Start(const std::vector<std::pair<int, Block*>>& blocks) {
+    engine_.Start(detail::ErasedBlocks(blocks));
+  }
+  /// The task of `call` for local block `local` (the `local`-th pair given to Start):
+  /// incomplete until the messages of that call have arrived (it never waits inside), then
+  /// the callback runs and the call's messages leave; complete after that. Calls of one
+  /// block run in order.
   TaskStatus Round(int local, int call) { return engine_.Round(local, call); }
   /// Advances local block `local` as far as its messages allow; complete after its last call.
   TaskStatus Run(int local) { return engine_.Run(local); }
-  /// Adds the rounds of local block i to list i of `region` (after `after[i]` when given);
-  /// returns each list's last task.
+  /// Adds the rounds of local block i (the i-th pair given to Start) to list i of `region`
+  /// (after `after[i]` when given); returns each list's last task.
   std::vector<TaskID> AddTasks(TaskRegion& region, const std::vector<TaskID>& after = {}) {
     return AddRoundTasks(
         region, after, [this](int i, int c) { return Round(i, c); }, engine_.Calls(),
@@ -326,7 +343,10 @@ class BlockAllToAll {
   BlockAllToAll(const BlockAllToAll&) = delete;
   BlockAllToAll& operator=(const BlockAllToAll&) = delete;
 
-  void Start(const std::vector<Block*>& blocks) { engine_.Start({blocks.begin(), blocks.end()}); }
+  /// As BlockReduction::Start: (gid, block) pairs in any order.
+  void Start(const std::vector<std::pair<int, Block*>>& blocks) {
+    engine_.Start(detail::ErasedBlocks(blocks));
+  }
   TaskStatus Round(int local, int call) { return engine_.Round(local, call); }
   TaskStatus Run(int local) { return engine_.Run(local); }
   std::vector<TaskID> AddTasks(TaskRegion& region, const std::vector<TaskID>& after = {}) {

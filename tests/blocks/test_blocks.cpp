@@ -11,9 +11,11 @@
 #include <atomic>
 #include <cstdint>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "block_test_support.hpp"
 #include "mpi_test.hpp"
 #include "tributary/tributary.hpp"
 
@@ -39,100 +41,7 @@ using tributary::BlockReduction;
 using tributary::TaskStatus;
 using tributary::testing::Rank;
 using tributary::testing::Size;
-
-struct Block {
-  int gid = 0;
-  std::vector<std::int64_t> data;
-  std::size_t lo = 0, hi = 0;  // swap: the slice this block holds
-};
-
-constexpr std::size_t kLength = 37;
-
-std::int64_t ValueOf(int gid, std::size_t i) {
-  return (gid + 1) * 1000 + static_cast<std::int64_t>(i) * (gid % 5 + 1);
-}
-
-std::vector<std::int64_t> Total(int blocks) {
-  std::vector<std::int64_t> t(kLength, 0);
-  for (int g = 0; g < blocks; ++g)
-    for (std::size_t i = 0; i < kLength; ++i) t[i] += ValueOf(g, i);
-  return t;
-}
-
-struct Case {
-  int blocks, dims;
-  std::vector<int> radix;
-  bool contiguous;
-  BlockAssignment assignment;
-  std::string Name() const {
-    std::string r;
-    for (int k : radix) r += std::to_string(k) + ",";
-    return std::to_string(blocks) + " blocks, " + std::to_string(dims) + "-D, radix " + r +
-           (contiguous ? " doubling" : " halving") +
-           (assignment == BlockAssignment::contiguous ? ", contiguous" : ", round-robin");
-  }
-};
-
-std::vector<Case> Cases() {
-  std::vector<Case> cases;
-  const std::vector<std::vector<int>> radices = {{2}, {3}, {4}, {8}, {3, 2}, {2, 4, 3}};
-  for (int blocks = 1; blocks <= 16; ++blocks)
-    for (int dims = 1; dims <= 3; ++dims)
-      for (std::size_t r = 0; r < radices.size(); ++r) {
-        // every block count with radix 2 and 3; the rest on a sample, both directions
-        if (r > 1 && (blocks + dims + static_cast<int>(r)) % 3 != 0) continue;
-        const bool contiguous = (blocks + static_cast<int>(r)) % 2 == 0;
-        const auto assignment =
-            (blocks + dims) % 2 ? BlockAssignment::round_robin : BlockAssignment::contiguous;
-        cases.push_back({blocks, dims, radices[r], contiguous, assignment});
-      }
-  return cases;
-}
-
-// Runs every call of every local block through a task region (one list per block), on the
-// serial executor or on 2 worker threads (callbacks of different blocks then run at once).
-template <class R>
-void RunAsTasks(tributary::Context& ctx, R& r, std::vector<Block>& mine, bool threaded = false) {
-  std::vector<Block*> ptrs;
-  for (Block& b : mine) ptrs.push_back(&b);
-  r.Start(ptrs);
-  tributary::TaskCollection tc;
-  auto& region = tc.AddRegion(static_cast<int>(mine.size()));
-  r.AddTasks(region);
-  if (threaded) {
-    tributary::ThreadedExecutor ex(2);
-    ASSERT_EQ(ctx.Execute(tc, ex), TaskStatus::complete);
-  } else {
-    ASSERT_EQ(ctx.Execute(tc), TaskStatus::complete);
-  }
-}
-
-// This rank's blocks (`rank`: the rank in the grid's Context, when not the world's).
-std::vector<Block> LocalBlocks(const BlockGrid& grid, int rank = Rank()) {
-  std::vector<Block> mine;
-  for (int g : grid.LocalBlocks(rank)) {
-    Block b;
-    b.gid = g;
-    b.data.resize(kLength);
-    for (std::size_t i = 0; i < kLength; ++i) b.data[i] = ValueOf(g, i);
-    b.hi = kLength;
-    mine.push_back(b);
-  }
-  return mine;
-}
-
-void Sum(BlockProxy& rp, Block& b) {
-  if (rp.InLink().empty()) return;
-  std::vector<std::int64_t> acc(b.data.size(), 0);
-  for (int from : rp.InLink()) {
-    std::vector<std::int64_t> in;
-    rp.Dequeue(from, in);
-    EXPECT_EQ(in.size(), acc.size());
-    for (std::size_t i = 0; i < acc.size() && i < in.size(); ++i) acc[i] += in[i];
-    EXPECT_EQ(rp.Remaining(from), 0u);
-  }
-  b.data = acc;
-}
+using namespace tributary::block_test;
 
 TEST(BlockPatterns, MergeGivesTheRootTheSum) {
   tributary::Context ctx;
@@ -141,11 +50,12 @@ TEST(BlockPatterns, MergeGivesTheRootTheSum) {
     BlockReduction<Block> merge(ctx,
                                 BlockPartners(BlockPattern::merge, grid, c.radix, c.contiguous),
                                 [](Block& b, BlockProxy& rp, const BlockPartners&) {
+                                  EXPECT_EQ(rp.Gid(), b.gid);
                                   Sum(rp, b);
                                   for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
                                 });
     std::vector<Block> mine = LocalBlocks(grid);
-    RunAsTasks(ctx, merge, mine);
+    RunAsTasks(ctx, merge, mine, false, c.shuffle);
     for (const Block& b : mine)
       if (b.gid == 0) {
         EXPECT_EQ(b.data, Total(c.blocks)) << c.Name();
@@ -160,6 +70,7 @@ TEST(BlockPatterns, BroadcastDeliversTheRootsData) {
     BlockReduction<Block> bcast(ctx,
                                 BlockPartners(BlockPattern::broadcast, grid, c.radix, c.contiguous),
                                 [](Block& b, BlockProxy& rp, const BlockPartners&) {
+                                  EXPECT_EQ(rp.Gid(), b.gid);
                                   if (!rp.InLink().empty()) {
                                     ASSERT_EQ(rp.InLink().size(), 1u);
                                     rp.Dequeue(rp.InLink()[0], b.data);
@@ -167,7 +78,7 @@ TEST(BlockPatterns, BroadcastDeliversTheRootsData) {
                                   for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
                                 });
     std::vector<Block> mine = LocalBlocks(grid);
-    RunAsTasks(ctx, bcast, mine);
+    RunAsTasks(ctx, bcast, mine, false, c.shuffle);
     std::vector<std::int64_t> root(kLength);
     for (std::size_t i = 0; i < kLength; ++i) root[i] = ValueOf(0, i);
     for (const Block& b : mine) EXPECT_EQ(b.data, root) << c.Name() << ", block " << b.gid;
@@ -181,6 +92,7 @@ TEST(BlockPatterns, AllReduceGivesEveryBlockTheTotal) {
     BlockReduction<Block> all(ctx,
                               BlockPartners(BlockPattern::all_reduce, grid, c.radix, c.contiguous),
                               [](Block& b, BlockProxy& rp, const BlockPartners& partners) {
+                                EXPECT_EQ(rp.Gid(), b.gid);
                                 if (partners.InMerge(rp.Round())) {
                                   Sum(rp, b);
                                 } else {
@@ -190,12 +102,12 @@ TEST(BlockPatterns, AllReduceGivesEveryBlockTheTotal) {
                                 for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
                               });
     std::vector<Block> mine = LocalBlocks(grid);
-    RunAsTasks(ctx, all, mine, c.blocks % 2 == 1);  // odd block counts on worker threads
+    RunAsTasks(ctx, all, mine, c.blocks % 2 == 1, c.shuffle);  // odd counts on 2 threads
     for (const Block& b : mine)
       EXPECT_EQ(b.data, Total(c.blocks)) << c.Name() << ", block " << b.gid;
     // A second generation of the same object.
     mine = LocalBlocks(grid);
-    RunAsTasks(ctx, all, mine);
+    RunAsTasks(ctx, all, mine, false, c.shuffle + 1);
     for (const Block& b : mine)
       EXPECT_EQ(b.data, Total(c.blocks)) << c.Name() << ", generation 2, block " << b.gid;
   }
@@ -208,6 +120,7 @@ TEST(BlockPatterns, SwapLeavesEachBlockItsSliceOfTheTotal) {
     BlockReduction<Block> swap(
         ctx, BlockPartners(BlockPattern::swap, grid, c.radix, c.contiguous),
         [](Block& b, BlockProxy& rp, const BlockPartners&) {
+          EXPECT_EQ(rp.Gid(), b.gid);
           if (!rp.InLink().empty()) {  // every partner sent our slice
             std::vector<std::int64_t> acc(b.hi - b.lo, 0);
             for (int from : rp.InLink()) {
@@ -232,7 +145,7 @@ TEST(BlockPatterns, SwapLeavesEachBlockItsSliceOfTheTotal) {
           }
         });
     std::vector<Block> mine = LocalBlocks(grid);
-    RunAsTasks(ctx, swap, mine);
+    RunAsTasks(ctx, swap, mine, false, c.shuffle);
     const auto total = Total(c.blocks);
     std::int64_t held = 0;
     for (const Block& b : mine) {
@@ -257,6 +170,7 @@ TEST(BlockPatterns, AllToAllDeliversEveryMessageOnce) {
     BlockAllToAll<Block> a2a(
         ctx, grid,
         [&](Block& b, BlockProxy& rp) {
+          EXPECT_EQ(rp.Gid(), b.gid);
           if (rp.InLink()
                   .empty()) {  // the first call: a message to every block d with (g + d) % 3 != 0
             EXPECT_EQ(static_cast<int>(rp.OutLink().size()), c.blocks);
@@ -282,12 +196,114 @@ TEST(BlockPatterns, AllToAllDeliversEveryMessageOnce) {
           }
         },
         c.radix, c.contiguous);
-    RunAsTasks(ctx, a2a, mine);
+    RunAsTasks(ctx, a2a, mine, false, c.shuffle);
     int want = 0;
     for (const Block& b : mine)
       for (int s = 0; s < c.blocks; ++s) want += (s + b.gid) % 3 != 0;
     EXPECT_EQ(checked, want) << c.Name();
   }
+}
+
+// Blocks are identified by their gid: Start takes them in any order, local block i is the
+// i-th pair, and a list's earlier task (here: the one that fills the block) runs before the
+// rounds of the block that list was given. Each generation draws a new order.
+TEST(BlockPatterns, StartTakesBlocksInAnyOrder) {
+  tributary::Context ctx;
+  const int blocks = 16;
+  for (auto assignment : {BlockAssignment::contiguous, BlockAssignment::round_robin}) {
+    const BlockGrid grid = BlockGrid::Regular(blocks, 2, Size(), assignment);
+    BlockReduction<Block> all(ctx, BlockPartners(BlockPattern::all_reduce, grid, {2}),
+                              [](Block& b, BlockProxy& rp, const BlockPartners& p) {
+                                EXPECT_EQ(rp.Gid(), b.gid);
+                                if (p.InMerge(rp.Round()))
+                                  Sum(rp, b);
+                                else
+                                  rp.Dequeue(rp.InLink()[0], b.data);
+                                for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
+                              });
+    for (unsigned generation = 1; generation <= 3; ++generation) {
+      std::vector<Block> mine = LocalBlocks(grid);
+      for (Block& b : mine) b.data.assign(kLength, -1);  // filled by each list's first task
+      std::vector<std::pair<int, Block*>> order;
+      for (Block& b : mine) order.push_back({b.gid, &b});
+      std::shuffle(order.begin(), order.end(), std::mt19937(generation + 31u * Rank()));
+      if (generation == 1) std::reverse(order.begin(), order.end());
+      all.Start(order);
+      tributary::TaskCollection tc;
+      auto& region = tc.AddRegion(static_cast<int>(order.size()));
+      std::vector<tributary::TaskID> filled;
+      for (std::size_t i = 0; i < order.size(); ++i)
+        filled.push_back(region[static_cast<int>(i)].AddTask(tributary::TaskID(), [&order, i] {
+          Block& b = *order[i].second;
+          for (std::size_t j = 0; j < kLength; ++j) b.data[j] = ValueOf(b.gid, j);
+          return TaskStatus::complete;
+        }));
+      all.AddTasks(region, filled);
+      ASSERT_EQ(ctx.Execute(tc), TaskStatus::complete);
+      for (const Block& b : mine)
+        EXPECT_EQ(b.data, Total(blocks)) << "generation " << generation << ", block " << b.gid;
+    }
+  }
+}
+
+// A set of blocks that is not exactly this rank's is refused, naming the missing, extra
+// and repeated gids; the object stays usable.
+TEST(BlockPatterns, StartRefusesAWrongSetOfBlocks) {
+  tributary::Context ctx;
+  const BlockGrid grid = BlockGrid::Regular(8, 1, Size());
+  BlockReduction<Block> merge(ctx, BlockPartners(BlockPattern::merge, grid, {2}),
+                              [](Block& b, BlockProxy& rp, const BlockPartners&) {
+                                Sum(rp, b);
+                                for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
+                              });
+  std::vector<Block> mine = LocalBlocks(grid);
+  const auto message = [&](std::vector<std::pair<int, Block*>> set) {
+    try {
+      merge.Start(set);
+    } catch (const tributary::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Block other;
+  const int foreign = (grid.LocalBlocks(Rank()).empty() ? 0 : grid.LocalBlocks(Rank()).back() + 1) %
+                      8;  // a gid of another rank, or none when one rank owns all 8
+  if (!mine.empty()) {
+    std::vector<std::pair<int, Block*>> set;
+    for (std::size_t i = 1; i < mine.size(); ++i) set.push_back({mine[i].gid, &mine[i]});
+    const std::string missing = message(set);
+    EXPECT_NE(missing.find("missing gids " + std::to_string(mine[0].gid)), std::string::npos)
+        << missing;
+    EXPECT_NE(missing.find("rank " + std::to_string(Rank())), std::string::npos) << missing;
+    set.push_back({mine[1 % mine.size()].gid, &mine[1 % mine.size()]});
+    set.push_back({mine[0].gid, &mine[0]});
+    const std::string repeated = message(set);
+    EXPECT_NE(repeated.find("repeated gids " + std::to_string(mine[1 % mine.size()].gid)),
+              std::string::npos)
+        << repeated;
+    if (Size() > 1) {
+      set = {{foreign, &other}};
+      for (Block& b : mine) set.push_back({b.gid, &b});
+      const std::string extra = message(set);
+      EXPECT_NE(extra.find("extra gids " + std::to_string(foreign)), std::string::npos) << extra;
+    }
+  }
+  const std::string outside = message({{8, &other}, {-1, &other}});
+  EXPECT_NE(outside.find("extra gids -1 8"), std::string::npos) << outside;
+  // Still usable: the right set in reverse order.
+  std::vector<std::pair<int, Block*>> right;
+  for (auto it = mine.rbegin(); it != mine.rend(); ++it) right.push_back({it->gid, &*it});
+  merge.Start(right);
+  while (true) {
+    bool done = true;
+    for (int i = 0; i < static_cast<int>(right.size()); ++i)
+      done = merge.Run(i) == TaskStatus::complete && done;
+    if (done) break;
+  }
+  for (const Block& b : mine)
+    if (b.gid == 0) {
+      EXPECT_EQ(b.data, Total(8));
+    }
 }
 
 // Two pattern objects in flight at once, their lists in opposite orders on neighbouring
@@ -306,9 +322,9 @@ TEST(BlockPatterns, InstancesInFlightTogetherInAnyOrder) {
   BlockReduction<Block> a(ctx, BlockPartners(BlockPattern::all_reduce, grid, {2}), callback);
   BlockReduction<Block> b(ctx, BlockPartners(BlockPattern::all_reduce, grid, {3}, false), callback);
   std::vector<Block> mine_a = LocalBlocks(grid), mine_b = LocalBlocks(grid);
-  std::vector<Block*> pa, pb;
-  for (Block& x : mine_a) pa.push_back(&x);
-  for (Block& x : mine_b) pb.push_back(&x);
+  std::vector<std::pair<int, Block*>> pa, pb;
+  for (Block& x : mine_a) pa.push_back({x.gid, &x});
+  for (Block& x : mine_b) pb.push_back({x.gid, &x});
   a.Start(pa);
   b.Start(pb);
   // One list per block and object; even ranks list A's blocks first, odd ranks B's.
@@ -435,8 +451,8 @@ TEST(BlockPatterns, BadInputIsAClearError) {
                                          b.gid);  // a partner for block 1 (0), not for block 2 (1)
                             });
   std::vector<Block> mine = LocalBlocks(grid, 0);
-  std::vector<Block*> ptrs;
-  for (Block& b : mine) ptrs.push_back(&b);
+  std::vector<std::pair<int, Block*>> ptrs;
+  for (Block& b : mine) ptrs.push_back({b.gid, &b});
   bad.Start(ptrs);
   try {
     bad.Round(

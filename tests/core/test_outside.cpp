@@ -199,8 +199,9 @@ TEST(Progress, BlockPatternsAndKeyedCollectivesWaitedAloneAmongReductions) {
     std::vector<Block> mine;
     for (int gid : grid.LocalBlocks(me))
       mine.push_back(Block{std::vector<std::int64_t>(9, gid + 1)});
-    std::vector<Block*> ptrs;
-    for (Block& x : mine) ptrs.push_back(&x);
+    std::vector<std::pair<int, Block*>> ptrs;
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      ptrs.push_back({grid.LocalBlocks(me)[i], &mine[i]});
     blocks.Start(ptrs);
     tributary::KeyOptions ko;
     ko.count = p;
