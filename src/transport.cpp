@@ -141,6 +141,14 @@ std::uint64_t AgreedNonce(MPI_Comm comm) {
 }
 #endif
 
+int Transport::FirstFailing(bool ok) {
+  int first = ok ? size_ : rank_;
+#if TRIBUTARY_HAVE_MPI
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, impl_->comm);
+#endif
+  return first < size_ ? first : -1;
+}
+
 bool Transport::SendsDone() {
 #if TRIBUTARY_HAVE_MPI
   auto& reqs = impl_->requests;

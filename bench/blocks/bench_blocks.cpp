@@ -6,6 +6,7 @@
 //     one MPI_Alltoall of the same bytes.
 // It ends with one table of the medians by radix (docs/performance.md takes it as it is).
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,6 @@
 namespace {
 
 namespace tb = tributary::bench;
-using tributary::BlockPattern;
 
 struct Block {
   int gid = 0;
@@ -83,11 +83,16 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick,
       }
       b.data.swap(b.acc);
     };
-    for (BlockPattern pattern : {BlockPattern::merge, BlockPattern::all_reduce})
+    for (bool all : {false, true})
       for (int k : {2, 4, 8}) {
         auto v = std::make_unique<Variant>();
+        std::shared_ptr<const tributary::BlockPartners> steps;
+        if (all)
+          steps = std::make_shared<tributary::AllReducePartners>(grid, std::vector<int>{k});
+        else
+          steps = std::make_shared<tributary::MergePartners>(grid, std::vector<int>{k});
         v->pattern = std::make_unique<tributary::BlockReduction<Block>>(
-            ctx, tributary::BlockPartners(pattern, grid, {k}),
+            ctx, steps,
             [sum_in](Block& b, tributary::BlockProxy& rp,
                      const tributary::BlockPartners& partners) {
               if (partners.InMerge(rp.Round()))
@@ -98,7 +103,6 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick,
             });
         v->pattern->AddTasks(v->tc.AddRegion(static_cast<int>(mine.size())));
         Variant* raw = v.get();
-        const bool all = pattern == BlockPattern::all_reduce;
         run.Add(
             std::string(all ? "all-reduce" : "merge") + ", radix " + std::to_string(k),
             [&, raw] {

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     tributary::Context ctx;
     const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 2, ctx.Size());
     tributary::BlockReduction<Block> swap(
-        ctx, tributary::BlockPartners(tributary::BlockPattern::swap, grid, {radix}),
+        ctx, tributary::SwapPartners(grid, {radix}),
         [](Block& b, tributary::BlockProxy& rp, const tributary::BlockPartners&) {
           if (!rp.InLink().empty()) {  // every partner sent our slice: add them up
             std::vector<std::int64_t> sum(b.hi - b.lo, 0), part;

@@ -31,13 +31,16 @@ extern "C" int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest
 
 namespace {
 
+using tributary::AllReducePartners;
 using tributary::BlockAllToAll;
 using tributary::BlockAssignment;
 using tributary::BlockGrid;
 using tributary::BlockPartners;
-using tributary::BlockPattern;
 using tributary::BlockProxy;
 using tributary::BlockReduction;
+using tributary::BroadcastPartners;
+using tributary::MergePartners;
+using tributary::SwapPartners;
 using tributary::TaskStatus;
 using tributary::testing::Rank;
 using tributary::testing::Size;
@@ -47,8 +50,7 @@ TEST(BlockPatterns, MergeGivesTheRootTheSum) {
   tributary::Context ctx;
   for (const Case& c : Cases()) {
     BlockGrid grid = BlockGrid::Regular(c.blocks, c.dims, Size(), c.assignment);
-    BlockReduction<Block> merge(ctx,
-                                BlockPartners(BlockPattern::merge, grid, c.radix, c.contiguous),
+    BlockReduction<Block> merge(ctx, MergePartners(grid, c.radix, c.contiguous),
                                 [](Block& b, BlockProxy& rp, const BlockPartners&) {
                                   EXPECT_EQ(rp.Gid(), b.gid);
                                   Sum(rp, b);
@@ -67,8 +69,7 @@ TEST(BlockPatterns, BroadcastDeliversTheRootsData) {
   tributary::Context ctx;
   for (const Case& c : Cases()) {
     BlockGrid grid = BlockGrid::Regular(c.blocks, c.dims, Size(), c.assignment);
-    BlockReduction<Block> bcast(ctx,
-                                BlockPartners(BlockPattern::broadcast, grid, c.radix, c.contiguous),
+    BlockReduction<Block> bcast(ctx, BroadcastPartners(grid, c.radix, c.contiguous),
                                 [](Block& b, BlockProxy& rp, const BlockPartners&) {
                                   EXPECT_EQ(rp.Gid(), b.gid);
                                   if (!rp.InLink().empty()) {
@@ -89,8 +90,7 @@ TEST(BlockPatterns, AllReduceGivesEveryBlockTheTotal) {
   tributary::Context ctx;
   for (const Case& c : Cases()) {
     BlockGrid grid = BlockGrid::Regular(c.blocks, c.dims, Size(), c.assignment);
-    BlockReduction<Block> all(ctx,
-                              BlockPartners(BlockPattern::all_reduce, grid, c.radix, c.contiguous),
+    BlockReduction<Block> all(ctx, AllReducePartners(grid, c.radix, c.contiguous),
                               [](Block& b, BlockProxy& rp, const BlockPartners& partners) {
                                 EXPECT_EQ(rp.Gid(), b.gid);
                                 if (partners.InMerge(rp.Round())) {
@@ -118,7 +118,7 @@ TEST(BlockPatterns, SwapLeavesEachBlockItsSliceOfTheTotal) {
   for (const Case& c : Cases()) {
     BlockGrid grid = BlockGrid::Regular(c.blocks, c.dims, Size(), c.assignment);
     BlockReduction<Block> swap(
-        ctx, BlockPartners(BlockPattern::swap, grid, c.radix, c.contiguous),
+        ctx, SwapPartners(grid, c.radix, c.contiguous),
         [](Block& b, BlockProxy& rp, const BlockPartners&) {
           EXPECT_EQ(rp.Gid(), b.gid);
           if (!rp.InLink().empty()) {  // every partner sent our slice
@@ -212,7 +212,7 @@ TEST(BlockPatterns, StartTakesBlocksInAnyOrder) {
   const int blocks = 16;
   for (auto assignment : {BlockAssignment::contiguous, BlockAssignment::round_robin}) {
     const BlockGrid grid = BlockGrid::Regular(blocks, 2, Size(), assignment);
-    BlockReduction<Block> all(ctx, BlockPartners(BlockPattern::all_reduce, grid, {2}),
+    BlockReduction<Block> all(ctx, AllReducePartners(grid, {2}),
                               [](Block& b, BlockProxy& rp, const BlockPartners& p) {
                                 EXPECT_EQ(rp.Gid(), b.gid);
                                 if (p.InMerge(rp.Round()))
@@ -251,7 +251,7 @@ TEST(BlockPatterns, StartTakesBlocksInAnyOrder) {
 TEST(BlockPatterns, StartRefusesAWrongSetOfBlocks) {
   tributary::Context ctx;
   const BlockGrid grid = BlockGrid::Regular(8, 1, Size());
-  BlockReduction<Block> merge(ctx, BlockPartners(BlockPattern::merge, grid, {2}),
+  BlockReduction<Block> merge(ctx, MergePartners(grid, {2}),
                               [](Block& b, BlockProxy& rp, const BlockPartners&) {
                                 Sum(rp, b);
                                 for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
@@ -319,8 +319,8 @@ TEST(BlockPatterns, InstancesInFlightTogetherInAnyOrder) {
       rp.Dequeue(rp.InLink()[0], b.data);
     for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
   };
-  BlockReduction<Block> a(ctx, BlockPartners(BlockPattern::all_reduce, grid, {2}), callback);
-  BlockReduction<Block> b(ctx, BlockPartners(BlockPattern::all_reduce, grid, {3}, false), callback);
+  BlockReduction<Block> a(ctx, AllReducePartners(grid, {2}), callback);
+  BlockReduction<Block> b(ctx, AllReducePartners(grid, {3}, false), callback);
   std::vector<Block> mine_a = LocalBlocks(grid), mine_b = LocalBlocks(grid);
   std::vector<std::pair<int, Block*>> pa, pb;
   for (Block& x : mine_a) pa.push_back({x.gid, &x});
@@ -346,25 +346,24 @@ TEST(BlockPatterns, InstancesInFlightTogetherInAnyOrder) {
 
 TEST(BlockPatterns, StepsUseTheLargestDivisorOrThePrimeRemainder) {
   const BlockGrid g7({7}, 1), g11({11}, 1), g13({13}, 1), g12({12}, 1), g14({14}, 1);
-  auto ks = [](const BlockPartners& p) {
+  auto ks = [](const tributary::RegularPartners& p) {
     std::vector<int> k;
     for (const auto& s : p.Steps()) k.push_back(s.k);
     return k;
   };
-  EXPECT_EQ(ks(BlockPartners(BlockPattern::merge, g7, {2})), std::vector<int>({7}));
-  EXPECT_EQ(ks(BlockPartners(BlockPattern::merge, g11, {4})), std::vector<int>({11}));
-  EXPECT_EQ(ks(BlockPartners(BlockPattern::merge, g13, {8})), std::vector<int>({13}));
-  EXPECT_EQ(ks(BlockPartners(BlockPattern::merge, g12, {8})), std::vector<int>({6, 2}));
-  EXPECT_EQ(ks(BlockPartners(BlockPattern::merge, g12, {3, 2})), std::vector<int>({3, 2, 2}));
-  EXPECT_EQ(ks(BlockPartners(BlockPattern::merge, g14, {4})), std::vector<int>({2, 7}));
+  EXPECT_EQ(ks(MergePartners(g7, {2})), std::vector<int>({7}));
+  EXPECT_EQ(ks(MergePartners(g11, {4})), std::vector<int>({11}));
+  EXPECT_EQ(ks(MergePartners(g13, {8})), std::vector<int>({13}));
+  EXPECT_EQ(ks(MergePartners(g12, {8})), std::vector<int>({6, 2}));
+  EXPECT_EQ(ks(MergePartners(g12, {3, 2})), std::vector<int>({3, 2, 2}));
+  EXPECT_EQ(ks(MergePartners(g14, {4})), std::vector<int>({2, 7}));
   // Doubling groups neighbours first; halving the farthest first.
-  const BlockPartners doubling(BlockPattern::swap, g12, {2}, true),
-      halving(BlockPattern::swap, g12, {2}, false);
+  const SwapPartners doubling(g12, {2}, true), halving(g12, {2}, false);
   EXPECT_EQ(doubling.Group(0, 5), std::vector<int>({4, 5}));
   EXPECT_EQ(halving.Group(0, 5), std::vector<int>({5, 11}));  // steps 2, 2, 3: stride 6 first
   // 3-D: the dimensions take turns.
   const BlockGrid cube({2, 2, 2}, 1);
-  const BlockPartners p(BlockPattern::merge, cube, {2});
+  const MergePartners p(cube, {2});
   ASSERT_EQ(p.Steps().size(), 3u);
   EXPECT_EQ(p.Steps()[0].dim, 0);
   EXPECT_EQ(p.Steps()[1].dim, 1);
@@ -392,7 +391,7 @@ TEST(BlockPatterns, AssignmentsAreUnevenAndMayLeaveRanksEmpty) {
 TEST(BlockPatterns, MessagesOnOneRankNeverCallMpi) {
   tributary::Context self(MPI_COMM_SELF);
   const BlockGrid grid = BlockGrid::Regular(12, 2, 1);
-  BlockReduction<Block> all(self, BlockPartners(BlockPattern::all_reduce, grid, {2}),
+  BlockReduction<Block> all(self, AllReducePartners(grid, {2}),
                             [](Block& b, BlockProxy& rp, const BlockPartners& p) {
                               if (p.InMerge(rp.Round()))
                                 Sum(rp, b);
@@ -409,7 +408,7 @@ TEST(BlockPatterns, MessagesOnOneRankNeverCallMpi) {
 
   tributary::Context ctx;
   const BlockGrid spread = BlockGrid::Regular(12, 2, Size());
-  BlockPartners partners(BlockPattern::swap, spread, {3});
+  SwapPartners partners(spread, {3});
   long expect = 0;
   for (int g : spread.LocalBlocks(Rank()))
     for (int c = 0; c < partners.Calls(); ++c)
@@ -435,8 +434,8 @@ TEST(BlockPatterns, BadInputIsAClearError) {
               std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(BlockPartners(BlockPattern::merge, BlockGrid({4}, 1), {1}), tributary::UsageError);
-  EXPECT_THROW(BlockPartners(BlockPattern::merge, BlockGrid({4}, 1), {}), tributary::UsageError);
+  EXPECT_THROW(MergePartners(BlockGrid({4}, 1), {1}), tributary::UsageError);
+  EXPECT_THROW(MergePartners(BlockGrid({4}, 1), {}), tributary::UsageError);
   EXPECT_THROW(BlockGrid({2, 0}, 1), tributary::UsageError);
   EXPECT_THROW(BlockGrid({2, 2, 2, 2}, 1), tributary::UsageError);
 #if TRIBUTARY_HAVE_MPI
@@ -445,11 +444,11 @@ TEST(BlockPatterns, BadInputIsAClearError) {
   tributary::Context self;
 #endif
   const BlockGrid grid({4}, 1);
-  BlockReduction<Block> bad(self, BlockPartners(BlockPattern::merge, grid, {2}),
-                            [](Block& b, BlockProxy& rp, const BlockPartners&) {
-                              rp.Enqueue((b.gid + 3) % 4,
-                                         b.gid);  // a partner for block 1 (0), not for block 2 (1)
-                            });
+  BlockReduction<Block> bad(
+      self, MergePartners(grid, {2}), [](Block& b, BlockProxy& rp, const BlockPartners&) {
+        rp.Enqueue((b.gid + 3) % 4,
+                   b.gid);  // a partner for block 1 (0), not for block 2 (1)
+      });
   std::vector<Block> mine = LocalBlocks(grid, 0);
   std::vector<std::pair<int, Block*>> ptrs;
   for (Block& b : mine) ptrs.push_back({b.gid, &b});
@@ -465,10 +464,9 @@ TEST(BlockPatterns, BadInputIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("block 2, round 0"), std::string::npos) << e.what();
   }
   EXPECT_THROW(bad.Start(ptrs), tributary::UsageError);  // still running
-  EXPECT_THROW(
-      BlockReduction<Block>(self, BlockPartners(BlockPattern::merge, BlockGrid({4}, 2), {2}),
-                            [](Block&, BlockProxy&, const BlockPartners&) {}),
-      tributary::UsageError);  // a grid for 2 ranks on a one-rank Context
+  EXPECT_THROW(BlockReduction<Block>(self, MergePartners(BlockGrid({4}, 2), {2}),
+                                     [](Block&, BlockProxy&, const BlockPartners&) {}),
+               tributary::UsageError);  // a grid for 2 ranks on a one-rank Context
 }
 
 }  // namespace

@@ -167,7 +167,6 @@ struct Block {
 TEST(Progress, BlockPatternsAndKeyedCollectivesWaitedAloneAmongReductions) {
   using tributary::BlockGrid;
   using tributary::BlockPartners;
-  using tributary::BlockPattern;
   using tributary::BlockProxy;
   tributary::Context ctx;
   const BlockGrid grid =
@@ -188,8 +187,7 @@ TEST(Progress, BlockPatternsAndKeyedCollectivesWaitedAloneAmongReductions) {
     }
     for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
   };
-  tributary::BlockReduction<Block> blocks(ctx, BlockPartners(BlockPattern::all_reduce, grid, {2}),
-                                          callback);
+  tributary::BlockReduction<Block> blocks(ctx, tributary::AllReducePartners(grid, {2}), callback);
   tributary::KeyedReduction<std::int64_t> keyed(ctx, "keyed");
   tributary::AllReduce<std::vector<double>> a(ctx, "a");
   tributary::AllReduce<long> b(ctx, "b");

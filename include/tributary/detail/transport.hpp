@@ -29,6 +29,9 @@ class Transport {
   /// The next message that has arrived, or false.
   bool Receive(std::vector<char>& bytes);
   bool SendsDone();
+  /// Collective (blocking) on the object's communicator: the lowest rank where `ok` is
+  /// false, or -1 when it is true on every rank.
+  int FirstFailing(bool ok);
   int Rank() const noexcept { return rank_; }
   int Size() const noexcept { return size_; }
   std::uint64_t RemoteMessages() const noexcept { return remote_; }

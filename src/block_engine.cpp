@@ -1,0 +1,349 @@
+// The engine of the block patterns: runs the calls of this rank's blocks as non-blocking
+// tasks over any BlockPartners, carries their messages, and checks the partners' links once.
+#include "tributary/detail/block_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <utility>
+
+#include "tributary/context.hpp"
+#include "tributary/detail/progress.hpp"
+#include "tributary/detail/transport.hpp"
+#include "tributary/errors.hpp"
+
+namespace tributary::detail {
+
+namespace {
+
+// (generation, call, to, from) -> the bytes `from` sent to `to` for `call`.
+using BlockKey = std::tuple<std::uint64_t, int, int, int>;
+
+struct BlockMessageHeader {
+  std::uint64_t generation;
+  std::int32_t call, to, from, reserved;
+};
+
+std::string GidList(const std::vector<int>& gids) {
+  std::string s;
+  for (int g : gids) s += (s.empty() ? "" : " ") + std::to_string(g);
+  return s;
+}
+
+bool Lists(const std::vector<int>& link, int gid) {
+  return std::find(link.begin(), link.end(), gid) != link.end();
+}
+
+}  // namespace
+
+struct BlockEngine::Impl {
+  struct State {
+    void* block = nullptr;
+    int gid = 0;
+    int slot = 0;  // the gid's position in local (ascending gids): its links
+    int next_call = 0;
+  };
+  // The links of one local block in one call, computed (and checked) once per object.
+  struct Links {
+    std::vector<int> in, out;
+    bool runs = false;
+    bool remote_in = false;  // some input comes from another rank
+  };
+
+  Impl(Context& c, std::shared_ptr<const BlockPartners> p, Callback cb, std::string n)
+      : ctx(&c),
+        partners(std::move(p)),
+        callback(std::move(cb)),
+        name(std::move(n)),
+        rank(c.Rank()),
+        calls(partners->Calls()),
+        transport(c) {}
+
+  // Message buffers keep their capacity from call to call: a large message allocated fresh
+  // every round costs page faults for every page, each time (memory returned to the
+  // system is faulted in again), which dominated large patterns.
+  std::vector<char> Spare() {
+    if (spare.empty()) return {};
+    std::vector<char> v = std::move(spare.back());
+    spare.pop_back();
+    v.clear();
+    return v;
+  }
+  void Recycle(std::vector<char>&& v) {
+    if (v.capacity() > 0 && spare.size() < kMaxSpare) spare.push_back(std::move(v));
+  }
+  static constexpr std::size_t kMaxSpare = 256;
+
+  std::string Where(int gid, int call) const {
+    return name + ", generation " + std::to_string(generation) + ", block " + std::to_string(gid) +
+           ", round " + std::to_string(call) + ", rank " + std::to_string(rank);
+  }
+  std::string CheckLinks();
+  void CheckBlockSet(const std::vector<std::pair<int, void*>>& blocks) const;
+  TaskStatus RoundLocked(const BlockEngine* self, int local, int call);
+  void Poll();
+  void Deliver(std::uint64_t gen, int call, int to, int from, std::vector<char> bytes) {
+    stash[BlockKey{gen, call, to, from}] = std::move(bytes);
+  }
+  void Send(int call, int from, int to, std::vector<char> bytes);
+
+  Context* ctx;
+  std::shared_ptr<const BlockPartners> partners;
+  Callback callback;
+  std::string name;
+  int rank = 0;
+  int calls = 1;
+  std::vector<int> local;
+  std::vector<std::vector<Links>> links;  // [slot][call]
+  std::vector<std::unique_ptr<State>> states;
+  std::uint64_t generation = 0;
+
+  std::mutex mutex;  // guards everything below, and states
+  std::map<BlockKey, std::vector<char>> stash;
+  std::vector<std::vector<char>> spare;
+  std::vector<char> wire;  // the message being received
+  Transport transport;     // messages to blocks of other ranks
+};
+
+// Computes the links of every local block in every call and checks them against the
+// partners' view of the other side: what a block sends in call c, its receiver must expect
+// in call c + 1, and the reverse. Returns the first disagreement, or "".
+std::string BlockEngine::Impl::CheckLinks() {
+  const BlockGrid& grid = partners->Grid();
+  const int blocks = grid.Blocks();
+  const auto bad_gid = [&](const std::vector<int>& link) {
+    std::vector<int> sorted = link;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+      if (sorted[i] < 0 || sorted[i] >= blocks || (i > 0 && sorted[i] == sorted[i - 1]))
+        return true;
+    return false;
+  };
+  links.assign(local.size(), std::vector<Links>(static_cast<std::size_t>(calls)));
+  for (std::size_t i = 0; i < local.size(); ++i)
+    for (int c = 0; c < calls; ++c) {
+      const int gid = local[i];
+      Links& l = links[i][static_cast<std::size_t>(c)];
+      l.runs = partners->Active(c, gid);
+      if (!l.runs) continue;
+      l.in = partners->InLink(c, gid);
+      l.out = partners->OutLink(c, gid);
+      const std::string at = "block " + std::to_string(gid) + ", call " + std::to_string(c);
+      if (bad_gid(l.in) || bad_gid(l.out))
+        return at +
+               ": a link lists a gid twice or one that is not a block (in-link: " + GidList(l.in) +
+               "; out-link: " + GidList(l.out) + ")";
+      if (c == 0 && !l.in.empty()) return at + ": the first call receives nothing";
+      if (c == calls - 1 && !l.out.empty()) return at + ": the last call sends nothing";
+      for (int to : l.out)
+        if (!partners->Active(c + 1, to) || !Lists(partners->InLink(c + 1, to), gid))
+          return at + " sends to block " + std::to_string(to) + ", whose in-link of call " +
+                 std::to_string(c + 1) + " does not list it";
+      for (int from : l.in) {
+        if (!partners->Active(c - 1, from) || !Lists(partners->OutLink(c - 1, from), gid))
+          return at + " receives from block " + std::to_string(from) + ", whose out-link of call " +
+                 std::to_string(c - 1) + " does not list it";
+        l.remote_in = l.remote_in || grid.Owner(from) != rank;
+      }
+    }
+  return {};
+}
+
+BlockEngine::BlockEngine(Context& ctx, std::shared_ptr<const BlockPartners> partners,
+                         Callback callback, std::string name) {
+  if (!partners) throw UsageError(name + ": no partners");
+  if (partners->Grid().Ranks() != ctx.Size())
+    throw UsageError(name + ": the grid assigns blocks to " +
+                     std::to_string(partners->Grid().Ranks()) + " ranks, the Context has " +
+                     std::to_string(ctx.Size()));
+  if (partners->Calls() < 1)
+    throw UsageError(name + ": the partners have " + std::to_string(partners->Calls()) +
+                     " calls (at least 1)");
+  impl_ = std::make_unique<Impl>(ctx, std::move(partners), std::move(callback), std::move(name));
+  Impl& m = *impl_;
+  m.local = m.partners->Grid().LocalBlocks(m.rank);
+  std::string problem;
+  try {
+    problem = m.CheckLinks();
+  } catch (const std::exception& e) {
+    problem = std::string("the partners threw: ") + e.what();
+  }
+  const int first = m.transport.FirstFailing(problem.empty());  // every rank throws, or none
+  if (!problem.empty())
+    throw UsageError(m.name + ", rank " + std::to_string(m.rank) +
+                     ": the partners disagree: " + problem);
+  if (first >= 0)
+    throw UsageError(m.name + ": the partners disagree on rank " + std::to_string(first) +
+                     " (its error names the blocks)");
+  AddPoller(ctx, this, [](void* self) noexcept {
+    Impl& e = *static_cast<BlockEngine*>(self)->impl_;
+    std::unique_lock<std::mutex> lock(e.mutex, std::try_to_lock);
+    if (!lock) return;  // its own thread is polling it
+    try {
+      e.Poll();
+    } catch (...) {
+      // Kept for the engine's own poll, which receives the same way and throws there.
+    }
+  });
+}
+
+BlockEngine::~BlockEngine() {
+  if (impl_) RemovePoller(*impl_->ctx, this);
+}
+
+int BlockEngine::Calls() const noexcept { return impl_->calls; }
+const BlockPartners& BlockEngine::Partners() const noexcept { return *impl_->partners; }
+const std::vector<int>& BlockEngine::Local() const noexcept { return impl_->local; }
+std::uint64_t BlockEngine::Generation() const noexcept { return impl_->generation; }
+std::uint64_t BlockEngine::RemoteMessages() const noexcept {
+  return impl_->transport.RemoteMessages();
+}
+std::string BlockEngine::Where(int gid, int call) const { return impl_->Where(gid, call); }
+
+// Blocks are identified by gid: the set must be exactly this rank's, in any order.
+void BlockEngine::Impl::CheckBlockSet(const std::vector<std::pair<int, void*>>& blocks) const {
+  std::vector<int> given;
+  given.reserve(blocks.size());
+  for (const auto& b : blocks) given.push_back(b.first);
+  std::sort(given.begin(), given.end());
+  std::vector<int> missing, extra, repeated;
+  std::set_difference(local.begin(), local.end(), given.begin(), given.end(),
+                      std::back_inserter(missing));
+  std::vector<int> unique = given;
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  std::set_difference(unique.begin(), unique.end(), local.begin(), local.end(),
+                      std::back_inserter(extra));
+  for (std::size_t i = 1; i < given.size(); ++i)
+    if (given[i] == given[i - 1] && (repeated.empty() || repeated.back() != given[i]))
+      repeated.push_back(given[i]);
+  if (missing.empty() && extra.empty() && repeated.empty()) return;
+  std::string what = name + ", generation " + std::to_string(generation + 1) + ", rank " +
+                     std::to_string(rank) + ": Start got " + std::to_string(blocks.size()) +
+                     " blocks that are not this rank's " + std::to_string(local.size()) +
+                     " (gids " + (local.empty() ? std::string("none") : GidList(local)) + ")";
+  if (!missing.empty()) what += "; missing gids " + GidList(missing);
+  if (!extra.empty()) what += "; extra gids " + GidList(extra);
+  if (!repeated.empty()) what += "; repeated gids " + GidList(repeated);
+  throw UsageError(what);
+}
+
+void BlockEngine::Start(const std::vector<std::pair<int, void*>>& blocks) {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (m.generation > 0) {
+    for (const auto& s : m.states)
+      if (s->next_call < m.calls)
+        throw UsageError(m.name + ": started again while block " + std::to_string(s->gid) +
+                         " is in round " + std::to_string(s->next_call) + " of generation " +
+                         std::to_string(m.generation));
+  }
+  m.CheckBlockSet(blocks);
+  ++m.generation;
+  m.states.clear();
+  for (const auto& [gid, block] : blocks) {
+    auto s = std::make_unique<Impl::State>();
+    s->block = block;
+    s->gid = gid;
+    s->slot =
+        static_cast<int>(std::lower_bound(m.local.begin(), m.local.end(), gid) - m.local.begin());
+    m.states.push_back(std::move(s));
+  }
+}
+
+void BlockEngine::Impl::Send(int call, int from, int to, std::vector<char> bytes) {
+  const int owner = partners->Grid().Owner(to);
+  if (owner == rank) {  // same rank: straight into the receiver's inbox, never through MPI
+    Deliver(generation, call, to, from, std::move(bytes));
+    return;
+  }
+  const BlockMessageHeader h{generation, call, to, from, 0};
+  transport.Send(owner, &h, sizeof h, bytes.data(), bytes.size());
+  Recycle(std::move(bytes));
+}
+
+void BlockEngine::Impl::Poll() {
+  BlockMessageHeader h;
+  while (transport.Receive(wire)) {
+    if (wire.size() < sizeof h) continue;
+    std::memcpy(&h, wire.data(), sizeof h);
+    std::vector<char> bytes = Spare();
+    bytes.assign(wire.begin() + sizeof h, wire.end());
+    Deliver(h.generation, h.call, h.to, h.from, std::move(bytes));
+  }
+}
+
+TaskStatus BlockEngine::Round(int local, int call) {
+  const TaskStatus status = impl_->RoundLocked(this, local, call);
+  if (status == TaskStatus::incomplete) AdvanceOthers(*impl_->ctx, this);
+  return status;
+}
+
+TaskStatus BlockEngine::Impl::RoundLocked(const BlockEngine* self, int local_index, int call) {
+  std::unique_lock<std::mutex> lock(mutex);
+  if (generation == 0) throw UsageError(name + ": Round before Start");
+  if (local_index < 0 || local_index >= static_cast<int>(states.size()))
+    throw UsageError(name + ": local block " + std::to_string(local_index) +
+                     " is out of range (rank " + std::to_string(rank) + " has " +
+                     std::to_string(states.size()) + ")");
+  if (call < 0 || call >= calls)
+    throw UsageError(name + ": round " + std::to_string(call) + " is out of range (0.." +
+                     std::to_string(calls - 1) + ")");
+  State& s = *states[static_cast<std::size_t>(local_index)];
+  const int last = calls - 1;
+  if (call < s.next_call) {
+    if (call < last) return TaskStatus::complete;
+    Poll();  // the last round completes when this rank's messages have left
+    return transport.SendsDone() ? TaskStatus::complete : TaskStatus::incomplete;
+  }
+  if (call > s.next_call) return TaskStatus::incomplete;  // an earlier round has not run yet
+  const Links& l = links[static_cast<std::size_t>(s.slot)][static_cast<std::size_t>(call)];
+  if (l.remote_in || call == last) Poll();  // local inputs are already in the inbox
+  if (!l.runs) {
+    ++s.next_call;
+    return call < last || transport.SendsDone() ? TaskStatus::complete : TaskStatus::incomplete;
+  }
+  for (int from : l.in)
+    if (stash.find(BlockKey{generation, call, s.gid, from}) == stash.end())
+      return TaskStatus::incomplete;
+  BlockProxy proxy;
+  proxy.gid_ = s.gid;
+  proxy.call_ = call;
+  proxy.engine_ = self;
+  for (int from : l.in) {
+    auto it = stash.find(BlockKey{generation, call, s.gid, from});
+    proxy.incoming_[from] = std::move(it->second);
+    stash.erase(it);
+  }
+  // The outgoing buffers, from the spares while the lock is held (the callback runs
+  // without it).
+  for (int to : l.out) proxy.outgoing_[to] = Spare();
+  lock.unlock();
+
+  proxy.in_ = l.in;
+  proxy.out_ = l.out;
+  callback(s.block, proxy);
+
+  lock.lock();
+  for (auto& [from, bytes] : proxy.incoming_) Recycle(std::move(bytes));
+  for (int to : l.out) {
+    auto it = proxy.outgoing_.find(to);
+    Send(call + 1, s.gid, to,
+         it == proxy.outgoing_.end() ? std::vector<char>() : std::move(it->second));
+  }
+  ++s.next_call;
+  if (call < last) return TaskStatus::complete;
+  return transport.SendsDone() ? TaskStatus::complete : TaskStatus::incomplete;
+}
+
+TaskStatus BlockEngine::Run(int local) {
+  for (int c = 0; c < impl_->calls; ++c) {
+    const TaskStatus st = Round(local, c);  // a call that already ran is complete at once
+    if (st != TaskStatus::complete) return st;
+  }
+  return TaskStatus::complete;
+}
+
+}  // namespace tributary::detail
