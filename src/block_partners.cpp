@@ -49,6 +49,28 @@ RegularPartners::RegularPartners(const BlockGrid& grid, std::vector<int> radix, 
   SetStrides();
 }
 
+RegularPartners::RegularPartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous)
+    : BlockPartners(grid), contiguous_(contiguous) {
+  const std::vector<int>& divisions = grid.Divisions();
+  std::vector<long long> product(divisions.size(), 1);
+  for (const BlockStep& s : steps.List()) {
+    if (s.dim < 0 || s.dim >= grid.Dims())
+      throw UsageError("BlockSteps: dimension " + std::to_string(s.dim) + " of a grid of " +
+                       std::to_string(grid.Dims()));
+    if (s.k < 2)
+      throw UsageError("BlockSteps: a step's k must be >= 2, not " + std::to_string(s.k));
+    long long& p = product[static_cast<std::size_t>(s.dim)];
+    p = std::min<long long>(p * s.k, 1LL << 40);  // stays above any division
+    steps_.push_back(Step{s.dim, s.k, 1});
+  }
+  for (std::size_t d = 0; d < divisions.size(); ++d)
+    if (product[d] != divisions[d])
+      throw UsageError("BlockSteps: the steps along dimension " + std::to_string(d) +
+                       " multiply to " + std::to_string(product[d]) + ", the grid has " +
+                       std::to_string(divisions[d]) + " blocks along it");
+  SetStrides();
+}
+
 // Strides: doubling multiplies the group sizes of the earlier steps along the same
 // dimension; halving those of the later ones.
 void RegularPartners::SetStrides() {

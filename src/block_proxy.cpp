@@ -11,12 +11,29 @@
 
 namespace tributary {
 
+void BlockWriter::Write(const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const char*>(data);
+  bytes_->insert(bytes_->end(), p, p + bytes);
+}
+
+void BlockReader::Read(void* data, std::size_t bytes) {
+  if (size_ - *pos_ < bytes) Short(bytes);
+  if (bytes) std::memcpy(data, data_ + *pos_, bytes);
+  *pos_ += bytes;
+}
+
+void BlockReader::Short(std::size_t bytes) const {
+  throw UsageError(proxy_->Where() + ": dequeue of " + std::to_string(bytes) +
+                   " bytes from block " + std::to_string(from_) + ", which has " +
+                   std::to_string(size_ - *pos_) + " left");
+}
+
 std::string BlockProxy::Where() const {
   return engine_ ? engine_->Where(gid_, call_)
                  : "block " + std::to_string(gid_) + ", round " + std::to_string(call_);
 }
 
-void BlockProxy::Append(int to, const void* data, std::size_t bytes) {
+BlockWriter BlockProxy::Outgoing(int to) {
   if (std::find(out_.begin(), out_.end(), to) == out_.end()) {
     std::string link;
     for (int g : out_) link += " " + std::to_string(g);
@@ -24,22 +41,15 @@ void BlockProxy::Append(int to, const void* data, std::size_t bytes) {
                      ", which is not a partner in this round (out-link:" +
                      (link.empty() ? std::string(" none") : link) + ")");
   }
-  auto& buf = outgoing_[to];
-  const auto* p = static_cast<const char*>(data);
-  buf.insert(buf.end(), p, p + bytes);
+  return BlockWriter(outgoing_[to]);
 }
 
-void BlockProxy::Take(int from, void* data, std::size_t bytes) {
+BlockReader BlockProxy::Incoming(int from) {
   auto it = incoming_.find(from);
-  std::size_t& pos = read_[from];
-  if (it == incoming_.end() || it->second.size() - pos < bytes)
-    throw UsageError(Where() + ": dequeue of " + std::to_string(bytes) + " bytes from block " +
-                     std::to_string(from) +
-                     (it == incoming_.end()
-                          ? std::string(", which is not in the in-link")
-                          : ", which has " + std::to_string(it->second.size() - pos) + " left"));
-  if (bytes) std::memcpy(data, it->second.data() + pos, bytes);
-  pos += bytes;
+  if (it == incoming_.end())
+    throw UsageError(Where() + ": dequeue from block " + std::to_string(from) +
+                     ", which is not in the in-link");
+  return BlockReader(*this, from, it->second.data(), it->second.size(), read_[from]);
 }
 
 std::size_t BlockProxy::Remaining(int from) const {

@@ -4,6 +4,7 @@
 // SwapPartners and AllReducePartners are its patterns.
 #pragma once
 
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -48,13 +49,32 @@ class BlockPartners {
   BlockGrid grid_;
 };
 
+/// One step of an explicit list: group `k` blocks along dimension `dim`.
+struct BlockStep {
+  int dim;
+  int k;
+};
+
+/// An explicit list of steps, in order, e.g. `BlockSteps{{0, 4}, {1, 2}, {0, 2}}`: along each
+/// dimension the product of its steps' k must equal the grid's division (a dimension of
+/// one block has no step).
+class BlockSteps {
+ public:
+  BlockSteps(std::initializer_list<BlockStep> steps) : steps_(steps) {}
+  explicit BlockSteps(std::vector<BlockStep> steps) : steps_(std::move(steps)) {}
+  const std::vector<BlockStep>& List() const noexcept { return steps_; }
+
+ private:
+  std::vector<BlockStep> steps_;
+};
+
 /// Partners over a regular grid in k-ary steps: each step groups k blocks along one
 /// dimension. From a radix: the dimensions take turns (0, 1, 2, 0, ...) while blocks remain
 /// along them; a step along a dimension with d blocks left uses the largest divisor of d
 /// that is at most that step's radix, and when there is none the smallest prime factor of d
-/// (a prime d is one step). `contiguous` =
-/// true: distance doubling (the first step along a dimension groups neighbours); false:
-/// distance halving.
+/// (a prime d is one step). From a BlockSteps list: exactly those steps, in that order.
+/// `contiguous` = true: distance doubling (the first step along a dimension groups neighbours);
+/// false: distance halving.
 class RegularPartners : public BlockPartners {
  public:
   struct Step {
@@ -74,6 +94,9 @@ class RegularPartners : public BlockPartners {
   /// `radix`: one k for every step, or a list (step i uses radix[i], the last repeating).
   /// UsageError for an empty list or a radix below 2.
   RegularPartners(const BlockGrid& grid, std::vector<int> radix, bool contiguous);
+  /// UsageError for a dimension out of range, a k below 2, or steps whose product along a
+  /// dimension is not its division.
+  RegularPartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous);
   int StepCount() const noexcept { return static_cast<int>(steps_.size()); }
   /// Whether `gid` is the first member of its groups in steps 0..steps-1 (the root so far).
   bool Leads(int steps, int gid) const;
@@ -93,6 +116,8 @@ class MergePartners final : public RegularPartners {
   explicit MergePartners(const BlockGrid& grid, std::vector<int> radix = {2},
                          bool contiguous = true)
       : RegularPartners(grid, std::move(radix), contiguous) {}
+  MergePartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous = true)
+      : RegularPartners(grid, steps, contiguous) {}
   int Calls() const override { return StepCount() + 1; }
   bool Active(int call, int gid) const override;
   std::vector<int> InLink(int call, int gid) const override;
@@ -106,6 +131,8 @@ class BroadcastPartners final : public RegularPartners {
   explicit BroadcastPartners(const BlockGrid& grid, std::vector<int> radix = {2},
                              bool contiguous = true)
       : RegularPartners(grid, std::move(radix), contiguous) {}
+  BroadcastPartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous = true)
+      : RegularPartners(grid, steps, contiguous) {}
   int Calls() const override { return StepCount() + 1; }
   bool Active(int call, int gid) const override;
   std::vector<int> InLink(int call, int gid) const override;
@@ -118,6 +145,8 @@ class SwapPartners final : public RegularPartners {
  public:
   explicit SwapPartners(const BlockGrid& grid, std::vector<int> radix = {2}, bool contiguous = true)
       : RegularPartners(grid, std::move(radix), contiguous) {}
+  SwapPartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous = true)
+      : RegularPartners(grid, steps, contiguous) {}
   int Calls() const override { return StepCount() + 1; }
   std::vector<int> InLink(int call, int gid) const override;
   std::vector<int> OutLink(int call, int gid) const override;
@@ -130,6 +159,8 @@ class AllReducePartners final : public RegularPartners {
   explicit AllReducePartners(const BlockGrid& grid, std::vector<int> radix = {2},
                              bool contiguous = true)
       : RegularPartners(grid, std::move(radix), contiguous) {}
+  AllReducePartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous = true)
+      : RegularPartners(grid, steps, contiguous) {}
   int Calls() const override { return 2 * StepCount() + 1; }
   bool Active(int call, int gid) const override;
   std::vector<int> InLink(int call, int gid) const override;

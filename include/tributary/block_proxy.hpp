@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <type_traits>
 #include <vector>
+
+#include "tributary/block_serialization.hpp"
 
 namespace tributary {
 
@@ -16,9 +17,10 @@ class BlockEngine;
 class AllToAllAdapter;
 }  // namespace detail
 
-/// What a block's callback sees in one call: its links and its messages. Enqueued values
-/// are copied as bytes (trivially copyable values and std::vector of them); a block
-/// dequeues values from one sender in the order they were enqueued.
+/// What a block's callback sees in one call: its links and its messages. A value travels
+/// through BlockSerialization<T> (trivially copyable values as their bytes, std::vector,
+/// std::string, std::pair, std::array, and types with a Save / Load of the user's own); a
+/// block dequeues values from one sender in the order they were enqueued.
 class BlockProxy {
  public:
   int Gid() const noexcept { return gid_; }
@@ -26,43 +28,44 @@ class BlockProxy {
   const std::vector<int>& InLink() const noexcept { return in_; }
   const std::vector<int>& OutLink() const noexcept { return out_; }
 
+  /// Appends `value` to the message for block `to` (UsageError when `to` is not in the
+  /// out-link).
   template <class T>
   void Enqueue(int to, const T& value) {
-    static_assert(std::is_trivially_copyable_v<T>,
-                  "Enqueue: a trivially copyable value or a std::vector of them");
-    Append(to, &value, sizeof(T));
+    BlockWriter out = Outgoing(to);
+    out.Save(value);
   }
+  /// Appends `count` values from `values`, without a count (read them back with the
+  /// pointer form of Dequeue).
   template <class T>
-  void Enqueue(int to, const std::vector<T>& values) {
-    static_assert(std::is_trivially_copyable_v<T>,
-                  "Enqueue: a std::vector of trivially copyable values");
-    const std::uint64_t n = values.size();
-    Append(to, &n, sizeof n);
-    Append(to, values.data(), n * sizeof(T));
+  void Enqueue(int to, const T* values, std::size_t count) {
+    BlockWriter out = Outgoing(to);
+    detail::SaveElements(out, values, count);
   }
+  /// Reads the next value from block `from` (UsageError when `from` is not in the in-link or
+  /// its message has less left).
   template <class T>
   void Dequeue(int from, T& value) {
-    static_assert(std::is_trivially_copyable_v<T>,
-                  "Dequeue: a trivially copyable value or a std::vector of them");
-    Take(from, &value, sizeof(T));
+    BlockReader in = Incoming(from);
+    in.Load(value);
   }
+  /// Reads the next `count` values from block `from` into `values`.
   template <class T>
-  void Dequeue(int from, std::vector<T>& values) {
-    static_assert(std::is_trivially_copyable_v<T>,
-                  "Dequeue: a std::vector of trivially copyable values");
-    std::uint64_t n = 0;
-    Take(from, &n, sizeof n);
-    values.resize(static_cast<std::size_t>(n));
-    Take(from, values.data(), static_cast<std::size_t>(n) * sizeof(T));
+  void Dequeue(int from, T* values, std::size_t count) {
+    BlockReader in = Incoming(from);
+    detail::LoadElements(in, values, count);
   }
+  /// The message for block `to`, to write into directly.
+  BlockWriter Outgoing(int to);
+  /// The message from block `from`, to read from directly (reads advance Remaining).
+  BlockReader Incoming(int from);
   /// Bytes not yet dequeued from `from`.
   std::size_t Remaining(int from) const;
 
  private:
   friend class detail::BlockEngine;
   friend class detail::AllToAllAdapter;
-  void Append(int to, const void* data, std::size_t bytes);
-  void Take(int from, void* data, std::size_t bytes);
+  friend class BlockReader;
 
   std::string Where() const;
 

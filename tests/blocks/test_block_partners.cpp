@@ -65,6 +65,84 @@ TEST(UserPartners, ARingGivesEveryBlockEveryValue) {
   }
 }
 
+// Explicit steps: exactly the dimensions and radices listed, in order, strides by
+// direction; a list that does not multiply to the grid is refused.
+TEST(ExplicitSteps, TheListIsTheSteps) {
+  using tributary::BlockSteps;
+  using tributary::MergePartners;
+  using tributary::SwapPartners;
+  const BlockGrid grid({8, 3}, 1);
+  const auto steps = [](const tributary::RegularPartners& p) {
+    std::vector<std::vector<int>> s;
+    for (const auto& x : p.Steps()) s.push_back({x.dim, x.k, x.stride});
+    return s;
+  };
+  const BlockSteps list{{1, 3}, {0, 2}, {0, 4}};
+  EXPECT_EQ(steps(MergePartners(grid, list)),
+            (std::vector<std::vector<int>>{{1, 3, 1}, {0, 2, 1}, {0, 4, 2}}));
+  EXPECT_EQ(steps(SwapPartners(grid, list, false)),
+            (std::vector<std::vector<int>>{{1, 3, 1}, {0, 2, 4}, {0, 4, 1}}));
+  EXPECT_EQ(SwapPartners(grid, list, false).Group(1, 0), std::vector<int>({0, 4}));
+  EXPECT_EQ(MergePartners(grid, list).Calls(), 4);
+  const auto error = [&](const BlockSteps& s) {
+    try {
+      MergePartners p(grid, s);
+    } catch (const tributary::UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error({{1, 3}, {0, 2}}).find("dimension 0 multiply to 2, the grid has 8"),
+            std::string::npos);
+  EXPECT_NE(error({{1, 3}, {0, 8}, {0, 2}}).find("multiply to 16"), std::string::npos);
+  EXPECT_NE(error({{2, 3}, {0, 8}}).find("dimension 2 of a grid of 2"), std::string::npos);
+  EXPECT_NE(error({{1, 3}, {0, 1}, {0, 8}}).find("k must be >= 2"), std::string::npos);
+  // A grid of one block: no steps, one call.
+  EXPECT_EQ(MergePartners(BlockGrid({1}, 1), BlockSteps{}).Calls(), 1);
+}
+
+// Every pattern over explicit steps gives the right values at 1-4 ranks.
+TEST(ExplicitSteps, PatternsRunOverThem) {
+  using tributary::AllReducePartners;
+  using tributary::BlockSteps;
+  using tributary::MergePartners;
+  tributary::Context ctx;
+  const BlockGrid grid({6, 2, 2}, Size(), tributary::BlockAssignment::round_robin);
+  for (const BlockSteps& list :
+       {BlockSteps{{0, 6}, {1, 2}, {2, 2}}, BlockSteps{{2, 2}, {0, 2}, {1, 2}, {0, 3}},
+        BlockSteps{{0, 3}, {0, 2}, {2, 2}, {1, 2}}})
+    for (bool contiguous : {true, false}) {
+      BlockReduction<Block> all(ctx, AllReducePartners(grid, list, contiguous),
+                                [](Block& b, BlockProxy& rp, const BlockPartners& p) {
+                                  if (p.InMerge(rp.Round()))
+                                    Sum(rp, b);
+                                  else
+                                    rp.Dequeue(rp.InLink()[0], b.data);
+                                  for (int to : rp.OutLink()) rp.Enqueue(to, b.data);
+                                });
+      std::vector<Block> mine = LocalBlocks(grid);
+      RunAsTasks(ctx, all, mine, false, 5u + static_cast<unsigned>(Rank()));
+      for (const Block& b : mine) EXPECT_EQ(b.data, Total(24)) << "block " << b.gid;
+      tributary::BlockAllToAll<Block> a2a(ctx, tributary::SwapPartners(grid, list, contiguous),
+                                          [](Block& b, BlockProxy& rp) {
+                                            if (rp.InLink().empty()) {
+                                              for (int to : rp.OutLink())
+                                                rp.Enqueue(to, b.gid * 100 + to);
+                                              return;
+                                            }
+                                            for (int from : rp.InLink()) {
+                                              int v = 0;
+                                              rp.Dequeue(from, v);
+                                              EXPECT_EQ(v, from * 100 + b.gid);
+                                              b.data[0] = from;  // the last sender seen
+                                            }
+                                          });
+      mine = LocalBlocks(grid);
+      RunAsTasks(ctx, a2a, mine);
+      for (const Block& b : mine) EXPECT_EQ(b.data[0], 23) << "block " << b.gid;
+    }
+}
+
 // Two calls: every block sends to block 0, which expects only blocks below `expected`.
 class Gather final : public BlockPartners {
  public:

@@ -435,7 +435,7 @@ TEST(BlockPatterns, BadInputIsAClearError) {
         << e.what();
   }
   EXPECT_THROW(MergePartners(BlockGrid({4}, 1), {1}), tributary::UsageError);
-  EXPECT_THROW(MergePartners(BlockGrid({4}, 1), {}), tributary::UsageError);
+  EXPECT_THROW(MergePartners(BlockGrid({4}, 1), std::vector<int>{}), tributary::UsageError);
   EXPECT_THROW(BlockGrid({2, 0}, 1), tributary::UsageError);
   EXPECT_THROW(BlockGrid({2, 2, 2, 2}, 1), tributary::UsageError);
 #if TRIBUTARY_HAVE_MPI
