@@ -31,13 +31,17 @@ constexpr bool kIsArithmeticOrComplex = std::is_arithmetic_v<T> || IsComplex<T>:
 
 /// Sum (commutative; exact commutativity of IEEE addition makes every rank's bits agree).
 struct Sum {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_SUM on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::sum;
+  /// The neutral element: 0.
   template <class T>
   static T Identity() {
     static_assert(!std::is_same_v<T, bool>, "Sum of bool: use LOr or count with an integer");
     return T(0);
   }
+  /// inout = in + inout.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = in + inout;
@@ -46,13 +50,17 @@ struct Sum {
 
 /// Product.
 struct Prod {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_PROD on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::prod;
+  /// The neutral element: 1.
   template <class T>
   static T Identity() {
     static_assert(!std::is_same_v<T, bool>, "Prod of bool: use LAnd");
     return T(1);
   }
+  /// inout = in * inout.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = in * inout;
@@ -61,14 +69,18 @@ struct Prod {
 
 /// Minimum.
 struct Min {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_MIN on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::min;
+  /// The neutral element: +infinity, or the largest value of an integer type.
   template <class T>
   static T Identity() {
     static_assert(std::is_arithmetic_v<T>, "Min needs an ordered arithmetic type");
     if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
     return std::numeric_limits<T>::max();
   }
+  /// inout = the smaller of in and inout.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     if (in < inout) inout = in;
@@ -77,14 +89,18 @@ struct Min {
 
 /// Maximum.
 struct Max {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_MAX on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::max;
+  /// The neutral element: -infinity, or the lowest value of an integer type.
   template <class T>
   static T Identity() {
     static_assert(std::is_arithmetic_v<T>, "Max needs an ordered arithmetic type");
     if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
     return std::numeric_limits<T>::lowest();
   }
+  /// inout = the larger of in and inout.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     if (inout < in) inout = in;
@@ -101,13 +117,17 @@ constexpr void RequireIntegral(const char*) {
 
 /// Logical and (bool or integers; the result is 0 or 1).
 struct LAnd {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_LAND on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::land;
+  /// The neutral element: 1 (true).
   template <class T>
   static T Identity() {
     detail::RequireIntegral<T>("LAnd");
     return T(1);
   }
+  /// inout = in && inout (0 or 1).
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in && inout);
@@ -116,13 +136,17 @@ struct LAnd {
 
 /// Logical or.
 struct LOr {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_LOR on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::lor;
+  /// The neutral element: 0 (false).
   template <class T>
   static T Identity() {
     detail::RequireIntegral<T>("LOr");
     return T(0);
   }
+  /// inout = in || inout (0 or 1).
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in || inout);
@@ -131,13 +155,17 @@ struct LOr {
 
 /// Logical exclusive or.
 struct LXor {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_LXOR on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::lxor;
+  /// The neutral element: 0 (false).
   template <class T>
   static T Identity() {
     detail::RequireIntegral<T>("LXor");
     return T(0);
   }
+  /// inout = in != inout as truth values (0 or 1).
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(static_cast<bool>(in) != static_cast<bool>(inout));
@@ -146,13 +174,17 @@ struct LXor {
 
 /// Bitwise and (integers).
 struct BAnd {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_BAND on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::band;
+  /// The neutral element: all bits set.
   template <class T>
   static T Identity() {
     detail::RequireIntegral<T>("BAnd");
     return static_cast<T>(~T(0));
   }
+  /// inout = in & inout.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in & inout);
@@ -161,13 +193,17 @@ struct BAnd {
 
 /// Bitwise or.
 struct BOr {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_BOR on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::bor;
+  /// The neutral element: 0.
   template <class T>
   static T Identity() {
     detail::RequireIntegral<T>("BOr");
     return T(0);
   }
+  /// inout = in | inout.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in | inout);
@@ -176,13 +212,17 @@ struct BOr {
 
 /// Bitwise exclusive or.
 struct BXor {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// The MPI library's MPI_BXOR on its path.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::bxor;
+  /// The neutral element: 0.
   template <class T>
   static T Identity() {
     detail::RequireIntegral<T>("BXor");
     return T(0);
   }
+  /// inout = in ^ inout.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const {
     inout = static_cast<T>(in ^ inout);
@@ -192,8 +232,9 @@ struct BXor {
 /// A value with the user's 64-bit global index, reduced by MinLoc / MaxLoc.
 template <class T>
 struct ValueLoc {
-  T value;
-  std::int64_t index;
+  T value;             ///< The value compared.
+  std::int64_t index;  ///< Its global index (the lowest wins among equal values).
+  /// Equal when both the value and the index are.
   friend bool operator==(const ValueLoc& a, const ValueLoc& b) {
     return a.value == b.value && a.index == b.index;
   }
@@ -201,13 +242,17 @@ struct ValueLoc {
 
 /// The smallest value and its index; among equal values the lowest index wins.
 struct MinLoc {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// No MPI_Op of the MPI library: it is called as a user operator.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::none;
+  /// The neutral element: Min's neutral element with the largest index.
   template <class V>
   static V Identity() {
     using T = decltype(V::value);
     return V{Min::Identity<T>(), std::numeric_limits<std::int64_t>::max()};
   }
+  /// inout = in when its value is smaller, or equal with a lower index.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const ValueLoc<T>& in, ValueLoc<T>& inout) const {
     if (in.value < inout.value || (in.value == inout.value && in.index < inout.index)) inout = in;
@@ -216,13 +261,17 @@ struct MinLoc {
 
 /// The largest value and its index; among equal values the lowest index wins.
 struct MaxLoc {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// No MPI_Op of the MPI library: it is called as a user operator.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::none;
+  /// The neutral element: Max's neutral element with the largest index.
   template <class V>
   static V Identity() {
     using T = decltype(V::value);
     return V{Max::Identity<T>(), std::numeric_limits<std::int64_t>::max()};
   }
+  /// inout = in when its value is larger, or equal with a lower index.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const ValueLoc<T>& in, ValueLoc<T>& inout) const {
     if (inout.value < in.value || (in.value == inout.value && in.index < inout.index)) inout = in;
@@ -232,8 +281,9 @@ struct MaxLoc {
 /// A range [min, max], reduced by MinMax. Contribute {x, x} for a single value.
 template <class T>
 struct MinMaxPair {
-  T min;
-  T max;
+  T min;  ///< The smallest value.
+  T max;  ///< The largest value.
+  /// Equal when both bounds are.
   friend bool operator==(const MinMaxPair& a, const MinMaxPair& b) {
     return a.min == b.min && a.max == b.max;
   }
@@ -241,13 +291,17 @@ struct MinMaxPair {
 
 /// The smallest of the minima and the largest of the maxima.
 struct MinMax {
+  /// Contributions may combine in any order.
   static constexpr bool commutative = true;
+  /// No MPI_Op of the MPI library: it is called as a user operator.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::none;
+  /// The neutral element: {Min's neutral element, Max's neutral element}.
   template <class V>
   static V Identity() {
     using T = decltype(V::min);
     return V{Min::Identity<T>(), Max::Identity<T>()};
   }
+  /// inout.min = the smaller minimum, inout.max = the larger maximum.
   template <class T>
   TRIBUTARY_FUNCTION void operator()(const MinMaxPair<T>& in, MinMaxPair<T>& inout) const {
     if (in.min < inout.min) inout.min = in.min;
@@ -259,13 +313,18 @@ struct MinMax {
 /// `AllReduce<std::tuple<double, long>> r(ctx); r.StartReduce(Each(Sum{}, Max{}));`.
 template <class... Ops>
 struct EachOp {
+  /// The operators, in the order of the tuple's elements.
   std::tuple<Ops...> ops;
+  /// Commutes when every element's operator commutes.
   static constexpr bool commutative = (Ops::commutative && ...);
+  /// No MPI_Op of the MPI library: it is called as a user operator.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::none;
+  /// The neutral element: each element's operator's neutral element.
   template <class Tuple>
   static Tuple Identity() {
     return IdentityImpl<Tuple>(std::index_sequence_for<Ops...>{});
   }
+  /// Applies each operator to its element of the tuple.
   template <class Tuple>
   TRIBUTARY_FUNCTION void operator()(const Tuple& in, Tuple& inout) const {
     static_assert(std::tuple_size_v<Tuple> == sizeof...(Ops),
@@ -274,6 +333,7 @@ struct EachOp {
   }
 
  private:
+  /// The neutral element: each element's operator's neutral element.
   template <class Tuple, std::size_t... I>
   static Tuple IdentityImpl(std::index_sequence<I...>) {
     return Tuple{std::tuple_element_t<I, std::tuple<Ops...>>::template Identity<
@@ -295,12 +355,17 @@ EachOp<Ops...> Each(Ops... ops) {
 /// neutral element, and whether it commutes: `MakeOp<Commutes::no>(f, identity)`.
 enum class Commutes { no, yes };
 
+/// A user operator made by MakeOp: the callable, its neutral element, and whether it
+/// commutes.
 template <Commutes C, class T, class F>
 struct LambdaOp {
-  F f;
-  T identity;
+  F f;         ///< Called as f(in, inout): inout = in ∘ inout.
+  T identity;  ///< The neutral element.
+  /// Commutes::yes allows any order of combination; Commutes::no keeps list and rank order.
   static constexpr bool commutative = (C == Commutes::yes);
+  /// No MPI_Op of the MPI library: Tributary calls `f` itself.
   static constexpr detail::BuiltinOp builtin = detail::BuiltinOp::none;
+  /// inout = in ∘ inout.
   TRIBUTARY_FUNCTION void operator()(const T& in, T& inout) const { f(in, inout); }
   /// The neutral element given at construction.
   const T& IdentityValue() const { return identity; }
