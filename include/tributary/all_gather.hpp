@@ -28,11 +28,14 @@ class AllGather {
   /// The result: one value per rank, in rank order.
   std::vector<T> val;
 
+  /// An all-gather on `ctx`, named `label` in messages. Takes one communicator of the
+  /// Context's pool for its lifetime.
   explicit AllGather(Context& ctx, std::string label = {})
       : core_(std::make_unique<detail::ReductionCore>(
             ctx, "AllGather<" + detail::TypeLabel<T>() + ">", std::move(label))) {
     core_->SetClient(this, &AllGather::FinishThunk, &AllGather::AbandonThunk);
   }
+  /// Moves the object; throws UsageError while its network phase is in flight.
   AllGather(AllGather&& other)
       : local(std::move(other.local)),
         val(std::move(other.val)),
@@ -55,13 +58,16 @@ class AllGather {
     Launch();
     return TaskStatus::complete;
   }
-  /// Complete once `val` holds every rank's value; see AllReduce::CheckReduce.
   /// The schedule that carries (or carried) the current or last generation.
   ScheduleKind ScheduleUsed() const noexcept { return core_->ScheduleUsed(); }
+  /// Complete once `val` holds every rank's value; see AllReduce::CheckReduce.
   TaskStatus CheckReduce() { return core_->Check(); }
 
+  /// Where the current generation is: idle, collecting, in flight, done or failed.
   detail::Phase State() const noexcept { return core_->State(); }
+  /// The number of generations started so far (the current one's number).
   std::uint64_t Generation() const noexcept { return core_->Generation(); }
+  /// True while the network phase of the current generation runs.
   bool InFlight() const noexcept { return core_->NetworkActive(); }
 
  private:

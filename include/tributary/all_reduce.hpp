@@ -26,6 +26,7 @@ class AllReduce : public detail::ReductionFor<T> {
   /// Context's pool for its lifetime.
   explicit AllReduce(Context& ctx, std::string label = {})
       : Base(ctx, "AllReduce<" + detail::TypeLabel<T>() + ">", std::move(label)) {}
+  /// Moves the object (not while its network phase is in flight: UsageError).
   AllReduce(AllReduce&&) = default;
 
   /// Arms a new generation expecting `contributions` calls of Contribute on this rank,

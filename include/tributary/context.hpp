@@ -94,7 +94,9 @@ struct ContextOptions {
   /// Network schedule for each collective. Empty (the default): the selection tree
   /// chooses per start. Set: this schedule always, with `schedule_params`.
   std::optional<ScheduleKind> allreduce_schedule;
+  /// The same for Reduce.
   std::optional<ScheduleKind> reduce_schedule;
+  /// The same for AllGather.
   std::optional<ScheduleKind> allgather_schedule;
   /// Parameters of the schedules set above (the tree's leaves carry their own).
   ScheduleParams schedule_params;
@@ -118,8 +120,9 @@ struct ContextOptions {
   /// schedule; every other generation still goes through host memory. All ranks must agree:
   /// `detect` takes the answer of every rank (one MPI_Allreduce at construction).
   DeviceAwareMpi device_aware_mpi = DeviceAwareMpi::off;
-  /// Progress policy, and the pause of the progress thread between its passes.
+  /// Progress policy: polling only, or also a progress thread.
   ProgressPolicy progress = ProgressPolicy::polling;
+  /// The pause of the progress thread between its passes.
   std::chrono::microseconds progress_interval{20};
 };
 
@@ -148,8 +151,9 @@ class Context {
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  /// This process's rank and the number of ranks.
+  /// This process's rank in the Context's communicator.
   int Rank() const noexcept;
+  /// The number of ranks of the Context's communicator.
   int Size() const noexcept;
   /// The options the Context was created with.
   const ContextOptions& Options() const noexcept;

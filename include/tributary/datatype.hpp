@@ -41,6 +41,7 @@ struct IsStdArrayOfBuiltin<std::array<E, N>> : std::bool_constant<kBuiltinElemen
 /// `Data(v)`, `Size(v)`, and for dynamic types `Resize(v, n)`.
 template <class T, class Enable = void>
 struct ValueTraits {
+  /// False: T is not a value type Tributary can reduce (it does not compile).
   static constexpr bool supported = false;
 };
 
@@ -111,6 +112,8 @@ MPI_Datatype ByteBlockType(std::size_t bytes);
 template <class E, class Enable = void>
 struct MpiType {
   static_assert(detail::kBitwise<E>, "MpiType: the element must be copyable as bytes");
+  /// The datatype: a predefined one, or a contiguous type committed once per size and
+  /// freed at MPI_Finalize.
   static MPI_Datatype Get() {
     if constexpr (std::is_same_v<E, bool>) {
       return MPI_C_BOOL;

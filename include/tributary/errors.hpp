@@ -23,6 +23,7 @@ class UsageError : public Error {
 /// An MPI call failed. Carries the MPI error code and the library's error string.
 class MpiError : public Error {
  public:
+  /// An error with MPI error code `code` and message `what`.
   MpiError(int code, const std::string& what) : Error(what), code_(code) {}
   /// The MPI error code.
   int code() const noexcept { return code_; }
@@ -35,6 +36,7 @@ class MpiError : public Error {
 /// reported on every rank, naming the rank where it happened.
 class RemoteError : public Error {
  public:
+  /// A failure on rank `origin_rank`, described by `what`.
   RemoteError(int origin_rank, const std::string& what) : Error(what), origin_(origin_rank) {}
   /// The rank where the failure happened.
   int origin_rank() const noexcept { return origin_; }

@@ -17,16 +17,21 @@ namespace detail {
 struct ExactAccess;
 }
 
+/// The exact sum of doubles, rounded once by Round(): the result depends neither on the
+/// order of the additions nor on how the values were split among lists and ranks.
 class ExactSum {
  public:
   /// 32-bit digits from 2^-1074 up to 2^1102: any 2^31 finite doubles sum without overflow.
   static constexpr int kDigits = 68;
 
+  /// The empty sum (exactly zero).
   ExactSum() = default;
+  /// The sum of `x` alone.
   explicit ExactSum(double x) noexcept { Add(x); }
 
   /// Adds `x` exactly. An infinity or NaN is counted; it decides the result (see Round).
   void Add(double x) noexcept;
+  /// Add(x).
   ExactSum& operator+=(double x) noexcept {
     Add(x);
     return *this;

@@ -46,9 +46,10 @@ struct KeyOptions {
 /// into one KeyedReduction; a mismatch does not compile.
 template <class T, class Enable = void>
 struct TypeMap {};
+/// An arithmetic type is its own single element.
 template <class T>
 struct TypeMap<T, std::enable_if_t<std::is_arithmetic_v<T>>> {
-  using type = std::tuple<T>;
+  using type = std::tuple<T>;  ///< The basic elements, in order.
 };
 
 namespace detail {
@@ -97,6 +98,8 @@ class KeyedReduction {
   static_assert(std::is_trivially_copyable_v<T>, "KeyedReduction: a trivially copyable value");
 
  public:
+  /// A keyed reduction on `ctx`, named `label` in messages (collective: created in the
+  /// same order on every rank).
   explicit KeyedReduction(Context& ctx, std::string label = {})
       : engine_(ctx, sizeof(T), alignof(T),
                 "KeyedReduction<" + detail::TypeLabel<T>() + ">" +

@@ -16,8 +16,11 @@ class Reduce : public detail::ReductionFor<T> {
   using Base = detail::ReductionFor<T>;
 
  public:
+  /// A reduce on `ctx`, named `label` in messages. Takes one communicator of the Context's
+  /// pool for its lifetime.
   explicit Reduce(Context& ctx, std::string label = {})
       : Base(ctx, "Reduce<" + detail::TypeLabel<T>() + ">", std::move(label)) {}
+  /// Moves the object (not while its network phase is in flight: UsageError).
   Reduce(Reduce&&) = default;
 
   /// Arms a new generation to `root` expecting `contributions` on this rank.

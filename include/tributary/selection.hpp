@@ -22,24 +22,24 @@ enum class MemorySpace : std::uint8_t { host, device };
 
 /// What the pruning fixes: the communicator's facts, identical on every rank.
 struct SelectionFacts {
-  int comm_size = 1;
+  int comm_size = 1;       ///< The communicator's rank count.
   int ranks_per_node = 1;  ///< The largest node's rank count.
-  int node_count = 1;
+  int node_count = 1;      ///< The number of nodes the communicator spans.
 };
 
 /// What each start decides on, identical on every rank.
 struct SelectionInput {
-  std::size_t bytes = 0;  ///< Message bytes per rank.
-  bool builtin_op = true;
-  bool commutative = true;
-  MemorySpace memory = MemorySpace::host;
-  int determinism = 0;  ///< tributary::Determinism as an integer.
+  std::size_t bytes = 0;                   ///< Message bytes per rank.
+  bool builtin_op = true;                  ///< A builtin operator on builtin elements.
+  bool commutative = true;                 ///< The operator commutes.
+  MemorySpace memory = MemorySpace::host;  ///< Where the data lives.
+  int determinism = 0;                     ///< tributary::Determinism as an integer.
 };
 
 /// A leaf: the schedule and its parameters.
 struct SelectionChoice {
-  ScheduleKind kind = ScheduleKind::mpi_library;
-  ScheduleParams params;
+  ScheduleKind kind = ScheduleKind::mpi_library;  ///< The schedule.
+  ScheduleParams params;                          ///< Its parameters (radix, segment, ...).
 };
 
 /// A validated selection tree (and, after Prune, the pruned one for one collective).
@@ -83,6 +83,7 @@ class SelectionTree {
   /// Number of operator nodes (for tests of the pruning).
   std::size_t OperatorCount() const noexcept { return nodes_.size(); }
 
+  /// The predicates a tree may test (the keys of the file format); for Tests().
   enum class Pred : std::uint8_t {
     collective,
     comm_size,
