@@ -32,7 +32,7 @@ struct ExecutorOptions {
 
 /// What went wrong in the last execution.
 struct TaskReport {
-  bool failed = false;
+  bool failed = false;  ///< True when the last execution failed.
   std::string label;    ///< The task's label ("task 3" when it has none).
   int list = -1;        ///< The list index in its region.
   std::string message;  ///< What happened, with label and list.
@@ -41,6 +41,7 @@ struct TaskReport {
 /// Runs regions. Not copyable; reusable for many executions.
 class Executor {
  public:
+  /// An executor with `options` (watchdog, back-off).
   explicit Executor(ExecutorOptions options = {});
   virtual ~Executor();
   Executor(const Executor&) = delete;
@@ -60,6 +61,7 @@ class Executor {
 
   /// The report of the last failed execution.
   const TaskReport& LastReport() const noexcept { return report_; }
+  /// The options, which may be changed between executions.
   ExecutorOptions& Options() noexcept { return options_; }
 
  protected:
@@ -78,6 +80,7 @@ class Executor {
 /// One thread, round-robin over the lists: an incomplete task never starves the others.
 class SerialExecutor final : public Executor {
  public:
+  /// A serial executor with `options`.
   explicit SerialExecutor(ExecutorOptions options = {}) : Executor(options) {}
 
  protected:
@@ -91,6 +94,7 @@ class SerialExecutor final : public Executor {
 /// i % threads). With `bind`, each worker is bound to a core (hwloc, when available).
 class ThreadedExecutor final : public Executor {
  public:
+  /// `threads` workers (at least one), each bound to a core when `bind` is set.
   explicit ThreadedExecutor(int threads, bool bind = false, ExecutorOptions options = {});
 
  protected:

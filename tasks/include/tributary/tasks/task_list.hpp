@@ -27,9 +27,9 @@ enum class OnMaxIterations {
 
 /// Iteration bounds of a sublist: at least `min`, at most `max` iterations.
 struct IterationLimits {
-  int min = 1;
-  int max = 1;
-  OnMaxIterations on_max = OnMaxIterations::fail;
+  int min = 1;                                     ///< Iterations run at least.
+  int max = 1;                                     ///< Iterations run at most.
+  OnMaxIterations on_max = OnMaxIterations::fail;  ///< What reaching `max` does.
 };
 
 namespace detail {

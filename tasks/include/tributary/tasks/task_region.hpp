@@ -17,12 +17,17 @@ class Executor;
 /// The key of a regional dependency: an integer or a string.
 class RegionalKey {
  public:
-  RegionalKey(int key) : key_(key) {}                       // NOLINT: implicit by design
+  /// A numbered key (implicit, so that a plain 7 names it).
+  RegionalKey(int key) : key_(key) {}  // NOLINT: implicit by design
+  /// A named key (implicit, so that "flux" names it).
   RegionalKey(const char* key) : key_(std::string(key)) {}  // NOLINT
-  RegionalKey(std::string key) : key_(std::move(key)) {}    // NOLINT
+  /// A named key.
+  RegionalKey(std::string key) : key_(std::move(key)) {}  // NOLINT
   /// "7" or "\"flux\"" for messages.
   std::string ToString() const;
+  /// The same number, or the same name.
   friend bool operator==(const RegionalKey& a, const RegionalKey& b) { return a.key_ == b.key_; }
+  /// An order for maps: numbers before names.
   friend bool operator<(const RegionalKey& a, const RegionalKey& b) { return a.key_ < b.key_; }
 
  private:
@@ -40,9 +45,12 @@ class TaskGraphError : public std::runtime_error {
 /// (the original exception is nested: std::rethrow_if_nested).
 class TaskError : public std::runtime_error {
  public:
+  /// The error `what` of the task labelled `label` in list `list`.
   TaskError(const std::string& what, std::string label, int list)
       : std::runtime_error(what), label_(std::move(label)), list_(list) {}
+  /// The failed task's label.
   const std::string& label() const noexcept { return label_; }
+  /// The index of the failed task's list in its region.
   int list() const noexcept { return list_; }
 
  private:
@@ -55,6 +63,7 @@ class TaskError : public std::runtime_error {
 /// completed in every list of the region.
 class TaskRegion {
  public:
+  /// A region of `lists` task lists (>= 0).
   explicit TaskRegion(int lists);
   ~TaskRegion();
   TaskRegion(const TaskRegion&) = delete;
@@ -62,6 +71,7 @@ class TaskRegion {
 
   /// List i (0 <= i < size()).
   TaskList& operator[](int i);
+  /// The number of lists.
   int size() const noexcept { return static_cast<int>(lists_.size()); }
 
   /// Registers task `id` of list `list_index` under `key`. Every list of the region must
