@@ -5,48 +5,14 @@
 # user's project, so a C++-only project finds the same MPI without FindMPI (which would
 # need the C language and could pick another installed MPI, whose symbols do not match).
 
-# Sets TRIBUTARY_PKG_MPI_KIND (openmpi, mpich or other) and TRIBUTARY_PKG_MPI_NAME ("Open
-# MPI 4.1.4", "MPICH 4.0.2") from mpi.h of the MPI that MPI::MPI_C uses.
-function(tributary_describe_mpi)
-  set(kind other)
-  set(name "")
-  get_target_property(dirs MPI::MPI_C INTERFACE_INCLUDE_DIRECTORIES)
-  foreach(dir IN LISTS MPI_C_HEADER_DIR dirs)
-    if(name OR NOT EXISTS "${dir}/mpi.h")
-      continue()
-    endif()
-    file(STRINGS "${dir}/mpi.h" defines
-         REGEX "^#define (MPICH_VERSION|OMPI_(MAJOR|MINOR|RELEASE)_VERSION)[ \t]")
-    if(defines MATCHES "MPICH_VERSION[ \t]+\"([^\"]*)\"")
-      set(kind mpich)
-      set(name "MPICH ${CMAKE_MATCH_1}")
-    elseif(defines MATCHES "OMPI_MAJOR_VERSION[ \t]+([0-9]+)")
-      set(kind openmpi)
-      set(name "Open MPI ${CMAKE_MATCH_1}")
-      foreach(part MINOR RELEASE)
-        if(defines MATCHES "OMPI_${part}_VERSION[ \t]+([0-9]+)")
-          string(APPEND name ".${CMAKE_MATCH_1}")
-        endif()
-      endforeach()
-    endif()
-  endforeach()
-  if(NOT name)
-    set(name "the MPI library of ${MPI_C_COMPILER}")
-  endif()
-  set(TRIBUTARY_PKG_MPI_KIND "${kind}" PARENT_SCOPE)
-  set(TRIBUTARY_PKG_MPI_NAME "${name}" PARENT_SCOPE)
-endfunction()
-
 set(TRIBUTARY_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Tributary")
-set(TRIBUTARY_PKG_MPI_KIND "")
-set(TRIBUTARY_PKG_MPI_NAME "")
+# TRIBUTARY_PKG_MPI_KIND and _NAME, the Kokkos version and backends: TributaryAbi.cmake.
 set(TRIBUTARY_PKG_MPI_COMPILER "")
 foreach(property INCLUDE_DIRECTORIES LINK_LIBRARIES COMPILE_OPTIONS COMPILE_DEFINITIONS
                  LINK_OPTIONS)
   set(TRIBUTARY_PKG_MPI_${property} "")
 endforeach()
 if(TRIBUTARY_ENABLE_MPI)
-  tributary_describe_mpi()
   foreach(property INCLUDE_DIRECTORIES LINK_LIBRARIES COMPILE_OPTIONS COMPILE_DEFINITIONS
                    LINK_OPTIONS)
     get_target_property(value MPI::MPI_C INTERFACE_${property})
