@@ -1,0 +1,60 @@
+# Installs a Tributary build into a prefix and builds tests/install/makefile with make, given
+# only PKG_CONFIG_PATH: reduce (compiled with the MPI wrapper tributary.pc names) runs at 1,
+# 2 and 3 ranks with the launcher it names; tasks_only is built with the plain C++ compiler
+# from tributary-tasks.pc and must not link MPI.
+# Variables: BUILD_DIR, PREFIX, WORK, PROJECT, PKG_CONFIG, MAKE.
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    string(REPLACE ";" " " cmd "${ARGN}")
+    message(FATAL_ERROR "pkg-config test: '${cmd}' failed (${rc})")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE "${PREFIX}" "${WORK}")
+run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${PREFIX}")
+file(GLOB_RECURSE pcs "${PREFIX}/*/tributary.pc")
+if(NOT pcs)
+  message(FATAL_ERROR "pkg-config test: no tributary.pc installed under ${PREFIX}")
+endif()
+list(GET pcs 0 pc)
+get_filename_component(pcdir "${pc}" DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} "${pcdir}")
+message(STATUS "pkg-config test: PKG_CONFIG_PATH=${pcdir}")
+foreach(package tributary tributary-tasks)
+  execute_process(COMMAND ${PKG_CONFIG} --cflags --libs ${package} OUTPUT_VARIABLE flags
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config test: pkg-config ${package} failed: ${err}")
+  endif()
+  string(STRIP "${flags}" flags)
+  message(STATUS "pkg-config test: ${package}: ${flags}")
+endforeach()
+execute_process(COMMAND ${PKG_CONFIG} --variable=mpi_kind tributary OUTPUT_VARIABLE kind
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+
+file(COPY "${PROJECT}/" DESTINATION "${WORK}")
+run(${MAKE} -C "${WORK}")
+
+find_program(ldd ldd)
+if(ldd)
+  execute_process(COMMAND ${ldd} "${WORK}/tasks_only" OUTPUT_VARIABLE linked)
+  if(linked MATCHES "libmpi")
+    message(FATAL_ERROR "pkg-config test: tasks_only links MPI:\n${linked}")
+  endif()
+endif()
+
+set(ranks 1)
+set(flags "")
+if(kind)
+  set(ranks 1 2 3)
+  if(kind STREQUAL "openmpi")
+    set(flags --oversubscribe)
+    set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+    set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+  endif()
+endif()
+foreach(np IN LISTS ranks)
+  run(${MAKE} -C "${WORK}" run NP=${np} "MPIEXEC_FLAGS=${flags}")
+endforeach()
+message(STATUS "pkg-config test: the Makefile project built and ran at ${ranks} rank(s)")
