@@ -9,7 +9,8 @@
 #   - example_apps/cg_poisson in weak scaling (64 x 64 grid points and 4 strips per rank,
 #     10 iterations, the arithmetic charged at the simulated 1 Gflop/s): classic against
 #     pipelined CG per iteration.
-# Writes results/simulation-<date>/{latency,overlap,regional,cg}.csv, summary.md and PNG plots.
+# Writes results/simulation-<date>/{latency,overlap,regional,cg}.csv, summary.md and PNG plots
+# (latency per collective and rank count; with several rank counts, allreduce-vs-ranks.png).
 #
 #   scripts/run-simulation.sh [--ranks "64 256"] [--sizes "8 64 ..."] [--cg-ranks "16 64 256"]
 #                             [--quick] [--out DIR]
@@ -186,6 +187,37 @@ plot ${plot%, }
 EOF
     done
   done
+  # Allreduce latency against the rank count (when several were run), at the smallest and
+  # the largest size: the built-in tree, the fastest SMPI selector's MPI_Allreduce at each
+  # rank count, and the α-β lower bound.
+  if [[ $(echo $ranks | wc -w) -gt 1 ]]; then
+    plot=""
+    for b in $(echo $sizes | tr ' ' '\n' | sort -n | sed -n '1p;$p' | sort -un); do
+      f="$out/.ranks-tree-$b.dat"
+      awk -F, -v b=$b 'NR > 1 && $1 == "latency" && $2 == "allreduce" && $3 == "tree" && $6 == b && $10 == "tributary" { print $4, $7 * 1e6 }' \
+        "$out/latency.csv" | sort -n >"$f"
+      plot+="'$f' using 1:2 with linespoints lw 2 title 'built-in tree, $b B', "
+      f="$out/.ranks-smpi-$b.dat"
+      awk -F, -v b=$b 'NR > 1 && $1 == "latency" && $2 == "allreduce" && $3 == "MPI_Allreduce" && $6 == b {
+          if (!($4 in best) || $7 < best[$4]) best[$4] = $7 }
+        END { for (p in best) print p, best[p] * 1e6 }' "$out/latency.csv" | sort -n >"$f"
+      plot+="'$f' using 1:2 with linespoints dashtype 3 title 'MPI_Allreduce (fastest SMPI selector), $b B', "
+      f="$out/.ranks-bound-$b.dat"
+      awk -F, -v b=$b '$2 == "allreduce" && $6 == b { print $4, $7 * 1e6 }' "$out/bound.csv" | sort -n >"$f"
+      plot+="'$f' using 1:2 with lines dashtype 2 title 'α-β lower bound, $b B', "
+    done
+    gnuplot <<EOF || log "gnuplot failed for the latency against ranks"
+set terminal pngcairo size 1100,700 noenhanced
+set output "$out/allreduce-vs-ranks.png"
+set title "allreduce latency against simulated ranks (16 per node): simulated time"
+set logscale x 2
+set logscale y
+set xlabel "simulated ranks"
+set ylabel "µs (simulated)"
+set key below
+plot ${plot%, }
+EOF
+  fi
   rm -f "$out"/.*.dat
 fi
 log "results in $out"
