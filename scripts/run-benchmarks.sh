@@ -8,8 +8,8 @@
 #   sections/    what each section printed, one file per section
 #   *.png        latency vs message size per schedule (with the lower bound at 2 ranks),
 #                overlap, determinism cost, regional combine vs per-list reductions
-# and then refreshes the tables of docs/performance.md from sections/
-# (scripts/update-performance.sh; not with --quick or --no-doc).
+# and then refreshes the tables of docs/performance.md from sections/, and the plots it
+# shows from *.png (scripts/update-performance.sh; not with --quick or --no-doc).
 #
 #   scripts/run-benchmarks.sh [--quick | --full] [--no-doc] [--out DIR]
 #                                                     (default DIR: results/<date-time>)

@@ -14,6 +14,10 @@
 # The first line of a refreshed block says when and where it was measured (the head of
 # RESULTS_DIR/summary.md). A block whose section did not run (8 ranks without --full, say)
 # keeps its table. Everything outside the markers is left alone.
+#
+# Pictures: every image DOC shows as `](images/NAME.png)` is copied from RESULTS_DIR/NAME.png
+# (the plots scripts/run-benchmarks.sh draws) into the folder images/ beside DOC, so the
+# pictures come from the same run as the tables; one the run did not draw is kept.
 set -euo pipefail
 if [[ $# -lt 1 || $# -gt 2 ]]; then
   echo "usage: scripts/update-performance.sh RESULTS_DIR [DOC]" >&2
@@ -92,4 +96,12 @@ if [[ -n "$id" ]]; then
   exit 1
 fi
 cat "$tmp" >"$doc"
-echo "update-performance.sh: $doc: $refreshed tables refreshed from $dir, $kept kept" >&2
+images=0
+for name in $(grep -o '](images/[A-Za-z0-9_.-]*\.png)' "$doc" | sed 's|^](images/||; s|)$||' | sort -u); do
+  if [[ -f "$dir/$name" ]]; then
+    mkdir -p "$(dirname "$doc")/images"
+    cp "$dir/$name" "$(dirname "$doc")/images/$name"
+    images=$((images + 1))
+  fi
+done
+echo "update-performance.sh: $doc: $refreshed tables refreshed from $dir, $kept kept; $images images copied" >&2

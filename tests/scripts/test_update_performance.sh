@@ -2,7 +2,8 @@
 # scripts/update-performance.sh on a sample results folder: each kind of block is refreshed
 # (a table by heading prefix, the last table, plain text in a code block), a block whose
 # section is empty or missing keeps its table, the text outside the markers is unchanged,
-# and a second refresh changes nothing.
+# a second refresh changes nothing, and the images the document shows are copied from the
+# results (one the results lack is kept; one the document does not show is not copied).
 #   test_update_performance.sh PATH/TO/update-performance.sh
 set -euo pipefail
 script="$1"
@@ -61,7 +62,14 @@ Between the blocks.
 <!-- END bench missing -->
 
 Hand-written text after.
+
+![latency](images/lat.png) and ![kept](images/kept.png)
 DOC
+printf 'NEW-PNG' >"$tmp/results/lat.png"
+printf 'UNUSED-PNG' >"$tmp/results/unused.png"
+mkdir -p "$tmp/images"
+printf 'OLD-PNG' >"$tmp/images/lat.png"
+printf 'KEPT-PNG' >"$tmp/images/kept.png"
 
 "$script" "$tmp/results" "$tmp/doc.md" 2>"$tmp/log" || fail "the script failed: $(cat "$tmp/log")"
 doc="$(cat "$tmp/doc.md")"
@@ -76,6 +84,10 @@ done
 [[ "$(grep -c '^<!-- BEGIN bench' "$tmp/doc.md")" == 5 ]] || fail "a BEGIN marker was lost"
 [[ "$(grep -c '^<!-- END bench' "$tmp/doc.md")" == 5 ]] || fail "an END marker was lost"
 grep -qF '3 tables refreshed' "$tmp/log" || fail "unexpected summary: $(cat "$tmp/log")"
+[[ "$(cat "$tmp/images/lat.png")" == NEW-PNG ]] || fail "images/lat.png was not copied"
+[[ "$(cat "$tmp/images/kept.png")" == KEPT-PNG ]] || fail "images/kept.png was not kept"
+[[ ! -e "$tmp/images/unused.png" ]] || fail "an image the document does not show was copied"
+grep -qF '1 images copied' "$tmp/log" || fail "unexpected summary: $(cat "$tmp/log")"
 
 cp "$tmp/doc.md" "$tmp/once.md"
 "$script" "$tmp/results" "$tmp/doc.md" 2>/dev/null
