@@ -9,8 +9,13 @@
 # wrapper when none is on PATH.
 # The tarball's checksum is verified first. The install lives in
 # BASE/kokkos-<version>-<key> (BASE defaults to build/kokkos-installs), where the key is a
-# hash of the tarball's checksum, the compiler and the flags: the same request reuses the
-# same install, so CI builds Kokkos once per build folder. Variables:
+# hash of the tarball's checksum, the compiler and the flags (for CUDA also nvcc's version
+# and the patches applied): the same request reuses the same install, so CI builds Kokkos
+# once per build folder.
+# CUDA builds (nvcc_wrapper, or -DKokkos_ENABLE_CUDA=ON): with nvcc 13 or newer the
+# unpacked tarball gets cmake/patches/<version>-cuda13.patch (CUDA 13's runtime API;
+# guarded by CUDART_VERSION). nvcc is $CUDA_ROOT/bin/nvcc, else the one on PATH, as
+# nvcc_wrapper takes it. Variables:
 #   TRIBUTARY_DEPS   folder with kokkos-*.tar.gz and SHA256SUMS (default ../shared/deps)
 #   TRIBUTARY_KOKKOS_TARBALL  the tarball's name in it (default kokkos-4.6.01.tar.gz)
 #   TRIBUTARY_JOBS   build parallelism (default nproc)
@@ -51,8 +56,37 @@ fi
 cxx_path=$(command -v "$cxx") || { echo "build-kokkos: compiler $cxx not found" >&2; exit 1; }
 # hipcc --version exits non-zero where it finds no GPU; its first line is still the version.
 cxx_id=$("$cxx_path" --version 2>/dev/null | head -n 1 || true)
-key=$(printf '%s\n' "$sum" "$cxx_path" "$cxx_id" "${flags[@]}" | sha256sum | cut -c1-12)
 version="${tarball%.tar.gz}"
+key_parts=("$sum" "$cxx_path" "$cxx_id" "${flags[@]}")
+
+# CUDA: nvcc's version (nvcc_wrapper --version names no release) and, for CUDA 13 and
+# newer, the compatibility patch; both are part of the key.
+patches=()
+cuda=0
+[[ "$(basename "$cxx_path")" == nvcc_wrapper ]] && cuda=1
+for f in "${flags[@]}"; do
+  [[ "$f" =~ ^-DKokkos_ENABLE_CUDA(:BOOL)?=(ON|on|TRUE|true|YES|yes|1)$ ]] && cuda=1
+done
+if ((cuda)); then
+  nvcc="${CUDA_ROOT:+$CUDA_ROOT/bin/}nvcc"
+  nvcc_path=$(command -v "$nvcc") || { echo "build-kokkos: CUDA build, but $nvcc not found" >&2; exit 1; }
+  nvcc_id=$("$nvcc_path" --version | grep -m 1 'release' || true)
+  cuda_major=$(sed -n 's/.*release \([0-9]*\)\..*/\1/p' <<<"$nvcc_id")
+  [[ -n "$cuda_major" ]] || { echo "build-kokkos: no release in $nvcc_path --version" >&2; exit 1; }
+  key_parts+=("nvcc: $nvcc_path $nvcc_id")
+  if ((cuda_major >= 13)); then
+    patch_file="$root/cmake/patches/$version-cuda13.patch"
+    if [[ -f "$patch_file" ]]; then
+      patches+=("$patch_file")
+    else
+      echo "build-kokkos: warning: CUDA $cuda_major and no $patch_file: building $version unpatched" >&2
+    fi
+  fi
+fi
+for p in "${patches[@]}"; do
+  key_parts+=("patch: $(sha256sum <"$p" | cut -d' ' -f1) $(basename "$p")")
+done
+key=$(printf '%s\n' "${key_parts[@]}" | sha256sum | cut -c1-12)
 prefix="$base/$version-$key"
 
 if [[ -f "$prefix/.tributary-complete" ]]; then
@@ -65,6 +99,11 @@ work="$base/.build-$version-$key"
 rm -rf "$work" "$prefix"
 mkdir -p "$work/src"
 tar -xzf "$deps/$tarball" -C "$work/src" --strip-components=1
+for p in "${patches[@]}"; do
+  echo "build-kokkos: applying $(basename "$p") (nvcc is CUDA $cuda_major)" >&2
+  patch -d "$work/src" -p1 --forward --batch <"$p" >&2 ||
+    { echo "build-kokkos: $(basename "$p") does not apply to $tarball" >&2; exit 1; }
+done
 gen=()
 command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
 echo "build-kokkos: $version with $cxx_path ${flags[*]} -> $prefix" >&2
@@ -74,6 +113,6 @@ cmake -S "$work/src" -B "$work/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
   "${flags[@]}" >&2
 cmake --build "$work/build" -j "$jobs" >&2
 cmake --install "$work/build" >&2
-printf '%s\n' "$sum $tarball" "$cxx_path" "$cxx_id" "${flags[@]}" >"$prefix/.tributary-complete"
+printf '%s\n' "$sum $tarball" "${key_parts[@]:1}" >"$prefix/.tributary-complete"
 rm -rf "$work"
 echo "$prefix"
