@@ -618,9 +618,8 @@ TEST(DevicePartials, ExactSumsOnTheDeviceDoNotDependOnTheSplit) {
   total.Expect(1, tributary::Sum{});
   std::string error;
   try {
-    total.ContributeKernel(
-        0, Kokkos::RangePolicy<Exec>(0, 10), KOKKOS_LAMBDA(int i) { return 1.0 * i; },
-        tributary::Sum{});
+    total.ContributeKernel(0, Kokkos::RangePolicy<Exec>(0, mine.extent(0)), Square{mine},
+                           tributary::Sum{});
   } catch (const tributary::UsageError& e) {
     error = e.what();
   }
