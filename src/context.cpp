@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "context_impl.hpp"
+#include "trace.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary {
@@ -149,6 +150,7 @@ Context::Context(ContextOptions options)
     impl_->selection[c] = tree.Prune(impl_->facts, static_cast<Collective>(c));
   const char* log = std::getenv("TRIBUTARY_LOG");
   impl_->log_selection = log && std::strstr(log, "selection");
+  detail::TraceOpen(this, impl_->options, 0, 1);
 }
 #endif
 
@@ -222,6 +224,7 @@ Context::Context(ContextOptions options)
   const char* log = std::getenv("TRIBUTARY_LOG");
   d.log_selection = log && std::strstr(log, "selection");
   d.mpi_reads_device = detail::ResolveDeviceAwareMpi(comm, d.options.device_aware_mpi);
+  detail::TraceOpen(this, d.options, d.rank, d.size);
   if (d.options.progress == ProgressPolicy::thread) d.StartProgressThread(this);
 }
 #endif
@@ -247,6 +250,7 @@ Context::~Context() {
       d.registry_mutex.lock();
     }
   }
+  detail::TraceClose(this);
 #if TRIBUTARY_HAVE_MPI
   if (detail::MpiFinalized()) {
     d.HandleError(

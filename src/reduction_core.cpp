@@ -9,6 +9,7 @@
 #include "context_impl.hpp"
 #include "mpi_registry.hpp"
 #include "schedules/schedule.hpp"
+#include "trace.hpp"
 #include "tributary/context.hpp"
 #include "tributary/detail/progress.hpp"
 #include "tributary/errors.hpp"
@@ -77,6 +78,7 @@ void PackedCombine(const void* state, const void* in, void* inout, std::size_t c
 ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
     : ctx_(&ctx), what_(std::move(what)), label_(std::move(label)) {
   ctx.Impl().Register(this, &id_, &pool_slot_);
+  trace_ = TraceFor(&ctx, id_, Name());
 }
 
 ReductionCore::~ReductionCore() {
@@ -227,6 +229,7 @@ void ReductionCore::Arm(int expected, int per_list) {
   armed_at_.store(0, std::memory_order_relaxed);
   last_poll_sweep_.store(0, std::memory_order_relaxed);
   armed_cycle_.store(CycleStamp(), std::memory_order_relaxed);
+  if (trace_) trace_->Arm(id_, generation_, expected);
   phase_.store(Phase::collecting, std::memory_order_release);
 }
 
@@ -261,10 +264,14 @@ void ReductionCore::Claim(int list_index, int count) {
                        "refused and changed nothing");
   } while (!flag.compare_exchange_weak(seen, seen + static_cast<std::uint32_t>(count),
                                        std::memory_order_acq_rel, std::memory_order_acquire));
+  if (trace_) trace_->Contribute(id_, Generation(), list_index);
 }
 
 bool ReductionCore::Commit(int count) {
-  return arrived_.fetch_add(count, std::memory_order_acq_rel) + count == expected_ * per_list_;
+  const bool last =
+      arrived_.fetch_add(count, std::memory_order_acq_rel) + count == expected_ * per_list_;
+  if (last && trace_) trace_->LastArrival(id_, Generation());
+  return last;
 }
 
 void ReductionCore::Launch(const LaunchSpec& spec) {
@@ -282,6 +289,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     phase_.store(Phase::failed, std::memory_order_release);
     throw UsageError(error_);
   }
+  if (trace_) trace_->NetworkStart(id_, Generation(), spec_);
   if (impl.size == 1) {
     if (spec_.window) UsePacked(spec_.window->Pack(spec_.window->Measure(), false));
     const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
@@ -509,6 +517,7 @@ void ReductionCore::StartSchedule() {
                                                 : impl.p2p;
   args.tag = impl.TagFor(pool_slot_, Generation());
   args.nodes = impl.nodes.get();
+  args.trace = trace_ ? trace_->ScheduleStart(id_, Generation(), kind) : nullptr;
   if (spec_.data_read_only && !spec_.packed && WritesData(kind, args, impl.rank, impl.size)) {
     const std::size_t bytes = args.payload.count * args.payload.elem_size;
     if (staging_.size() < bytes) staging_.resize(bytes);
@@ -550,6 +559,7 @@ MPI_Datatype ReductionCore::PackedType(const PackedLayout* layout) {
 
 bool ReductionCore::AdvanceLocked() {
   if (State() != Phase::in_flight && !draining_) return true;
+  if (trace_) trace_->Advancing(id_);
   bool network_done = true;
 #if TRIBUTARY_HAVE_MPI
   auto& impl = ctx_->Impl();
@@ -622,6 +632,7 @@ void ReductionCore::Finish() {
   try {
     if (finish_) finish_(client_);
     done_cycle_.store(CycleStamp(), std::memory_order_relaxed);
+    if (trace_) trace_->Complete(id_, Generation(), false);
     phase_.store(Phase::done, std::memory_order_release);
   } catch (const RemoteError& e) {
     SetError(ErrorKind::remote, e.what(), e.origin_rank());
@@ -730,6 +741,7 @@ TaskStatus ReductionCore::CheckCurrent() {
 }
 
 void ReductionCore::SetError(ErrorKind kind, std::string text, int origin) noexcept {
+  if (trace_) trace_->Complete(id_, Generation(), true);
   error_kind_ = kind;
   error_ = std::move(text);
   error_origin_ = origin;

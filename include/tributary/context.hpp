@@ -124,6 +124,12 @@ struct ContextOptions {
   ProgressPolicy progress = ProgressPolicy::polling;
   /// The pause of the progress thread between its passes.
   std::chrono::microseconds progress_interval{20};
+  /// A timeline of this Context's reductions (docs/timeline.md): a file prefix P, and
+  /// each rank writes P.RANK.json in the Chrome trace-event format (Perfetto,
+  /// chrome://tracing; scripts/trace-timeline.sh merges and draws them), completed when
+  /// the Context is destroyed. Empty: the environment variable TRIBUTARY_TRACE, else no
+  /// timeline.
+  std::string trace;
 };
 
 namespace detail {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "trace.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -76,6 +77,7 @@ void P2PSchedule::PostSend(const void* buf, std::size_t bytes, int dest, int tag
   CheckMpi(MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, dest, args_.tag + tag_offset,
                      args_.comm, request),
            "MPI_Isend");
+  if (args_.trace) args_.trace->Post(dest, bytes, true);
 }
 
 void P2PSchedule::PostRecv(void* buf, std::size_t bytes, int source, int tag_offset,
@@ -87,6 +89,7 @@ void P2PSchedule::PostRecv(void* buf, std::size_t bytes, int source, int tag_off
   CheckMpi(MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, source, args_.tag + tag_offset,
                      args_.comm, request),
            "MPI_Irecv");
+  if (args_.trace) args_.trace->Post(source, bytes, false);
 }
 
 bool P2PSchedule::RequestsDone() {
@@ -96,6 +99,7 @@ bool P2PSchedule::RequestsDone() {
       MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
       "MPI_Testall");
   if (done) requests_.clear();
+  if (done && args_.trace) args_.trace->Completed();
   return done != 0;
 }
 

@@ -19,6 +19,8 @@
 namespace tributary {
 namespace detail {
 
+class TraceRounds;  // the timeline's view of a schedule's rounds (src/trace.hpp)
+
 #if TRIBUTARY_HAVE_MPI
 /// How the ranks of a communicator group into nodes, for the two-level form. Owned by the
 /// Context (built once, collectively).
@@ -62,6 +64,8 @@ struct ScheduleArgs {
   ScheduleParams params;
   /// allreduce, optional: see Finisher and Schedule::Finished.
   Finisher finisher;
+  /// The timeline's record of the rounds (ContextOptions::trace); null when off.
+  TraceRounds* trace = nullptr;
 };
 
 /// Number of consecutive tags a schedule may use, starting at ScheduleArgs::tag.

@@ -26,6 +26,7 @@ class Context;
 namespace detail {
 
 class Schedule;  // the schedule seam is private to the library (src/schedules/schedule.hpp)
+class Tracer;    // the timeline (ContextOptions::trace; src/trace.hpp)
 
 /// The lock of one reduction object. Every poll takes it (a try_lock, so that one thread
 /// advances the object at a time); with std::mutex the unlock, an atomic read-modify-write,
@@ -200,7 +201,10 @@ class ReductionCore {
   /// Seconds since this generation was armed.
   double SecondsArmed(std::chrono::steady_clock::time_point now) noexcept;
   /// Called by the Context when it is destroyed first: the object is then inert.
-  void Orphan() noexcept { ctx_ = nullptr; }
+  void Orphan() noexcept {
+    ctx_ = nullptr;
+    trace_ = nullptr;
+  }
 
 #if TRIBUTARY_HAVE_MPI
   /// A committed datatype of `bytes` bytes carrying `layout` as attribute for the generic
@@ -227,6 +231,7 @@ class ReductionCore {
   std::string label_;
   int id_ = -1;
   int pool_slot_ = -1;
+  Tracer* trace_ = nullptr;  // the Context's timeline; null when it has none
 
   std::atomic<Phase> phase_{Phase::idle};
   std::atomic<std::uint64_t> generation_{0};
