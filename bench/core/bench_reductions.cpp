@@ -4,10 +4,14 @@
 //  3. a batch of 8 scalars vs one scalar reduction;
 //  4. CheckReduce on a reduction that cannot complete yet (ns per call);
 //  5. a std::vector reduction with the cross-rank length check of DebugLevel::basic (the
-//     default) vs without it (DebugLevel::none).
+//     default) vs without it (DebugLevel::none);
+//  6. the regional combine of 8 lists with the timeline of reductions on
+//     (ContextOptions::trace, written to a temporary file) vs off.
 // It ends with one table of those figures against their goals (docs/performance.md takes
 // that table as it is).
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -231,6 +235,57 @@ void LengthCheckCost(const tb::Options& o, tb::GoalTable& sum) {
   }
 }
 
+// The regional cycle of 8 lists on two Contexts, one with a timeline (written to a file
+// under $TMPDIR, removed afterwards), side by side.
+void TraceCost(const tb::Options& o, tb::GoalTable& sum) {
+  tb::Runner run(MPI_COMM_WORLD, "8 lists per rank, timeline", "timeline off", o);
+  const int p = run.Size(), lists = 8;
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string prefix = std::string(tmp && *tmp ? tmp : "/tmp") + "/tributary-bench-trace-" +
+                             std::to_string(static_cast<long>(std::time(nullptr)));
+  tributary::ContextOptions traced;
+  traced.trace = prefix;
+  {
+    tributary::Context off, on(traced);
+    tributary::AllReduce<double> quiet(off, "regional"), loud(on, "regional");
+    tributary::TaskCollection quiet_tc, loud_tc;
+    auto& qr = quiet_tc.AddRegion(lists);
+    auto& lr = loud_tc.AddRegion(lists);
+    for (int i = 0; i < lists; ++i) {
+      auto q = qr[i].AddTask(TaskID(), [&quiet, i] { return quiet.Contribute(i, 1.0); });
+      qr[i].AddTask(q, [&quiet] { return quiet.CheckReduce(); });
+      auto l = lr[i].AddTask(TaskID(), [&loud, i] { return loud.Contribute(i, 1.0); });
+      lr[i].AddTask(l, [&loud] { return loud.CheckReduce(); });
+    }
+    tributary::SerialExecutor ex;
+    run.Add(
+        "timeline off",
+        [&] {
+          quiet.Expect(lists, tributary::Sum{});
+          off.Execute(quiet_tc, ex);
+        },
+        [&] { return quiet.val == static_cast<double>(lists * p); });
+    run.Add(
+        "timeline on",
+        [&] {
+          loud.Expect(lists, tributary::Sum{});
+          on.Execute(loud_tc, ex);
+        },
+        [&] { return loud.val == static_cast<double>(lists * p); });
+    run.Run("8 lists");
+    run.Report();
+  }
+  std::remove((prefix + "." + std::to_string(run.Rank()) + ".json").c_str());
+  if (run.Rank() == 0) {
+    const auto& r = run.Results();
+    std::printf("\ntimeline on: %.0f ns more per cycle of 8 contributions (%.2fx)\n",
+                (r[1].median_s - r[0].median_s) * 1e9, r[1].ratio);
+    sum.Add("8 lists per rank, regional combine: timeline on (`ContextOptions::trace`) vs off",
+            tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
+            FormatRatio(r[1].ratio), "");
+  }
+}
+
 void CheckCost(tributary::Context& ctx, tb::GoalTable& sum) {
   // Rank 0 starts; rank 1 starts only after rank 0 has timed its checks, so every check
   // below sees an incomplete reduction. The second half has 8 more reductions in flight:
@@ -315,6 +370,7 @@ int main(int argc, char** argv) {
     RegionalVersusPerList(o, ctx, sum);
     BatchVersusScalar(o, ctx, sum);
     LengthCheckCost(o, sum);
+    TraceCost(o, sum);
     if (ctx.Size() >= 2) CheckCost(ctx, sum);
     if (ctx.Rank() == 0) sum.Print();
     MPI_Comm_free(&raw);
