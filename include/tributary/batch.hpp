@@ -104,6 +104,7 @@ class BatchMember final : public detail::BatchMemberBase {
     ContributeViewOnDevice(list_index, exec, data, op, first_index);
     return TaskStatus::complete;
   }
+  /// The same on the View's default execution-space instance.
   template <class View, class Op, std::enable_if_t<detail::LooksLikeView<View>::value, int> = 0>
   TaskStatus ContributeView(int list_index, const View& data, const Op& op,
                             std::int64_t first_index = 0) {
@@ -120,6 +121,7 @@ class BatchMember final : public detail::BatchMemberBase {
   }
 #endif
 
+  /// Made by Batch::Add.
   template <class Op>
   BatchMember(Batch& batch, const Op& op, std::string name, Determinism mode) : batch_(&batch) {
     detail::SetOperator<E>(op_, op);
@@ -128,6 +130,8 @@ class BatchMember final : public detail::BatchMemberBase {
     stateless = std::is_empty_v<Op> || exact_;
   }
 
+  /// \cond TRIBUTARY_INTERNAL
+  // The member's side of the batch's message (detail::BatchMemberBase), not for users.
   std::size_t Bytes() const noexcept override { return Traits::Size(val) * sizeof(E); }
   std::size_t Align() const noexcept override { return alignof(E); }
   std::size_t Elements() const noexcept override { return Traits::Size(val); }
@@ -189,6 +193,7 @@ class BatchMember final : public detail::BatchMemberBase {
   bool DeviceReady() override { return partials_.DeviceReady(exact_); }
   void WaitForDevice() override { partials_.WaitForDevice(exact_); }
 #endif
+  /// \endcond
 
  private:
   friend class Batch;
@@ -215,6 +220,8 @@ class BatchMember final : public detail::BatchMemberBase {
 /// types; the message is one allreduce whatever their number.
 class Batch {
  public:
+  /// A batch on `ctx`, named `label` in messages. Takes one communicator of the Context's
+  /// pool for its lifetime.
   explicit Batch(Context& ctx, std::string label = {})
       : core_(std::make_unique<detail::ReductionCore>(ctx, "Batch", std::move(label))) {
     core_->SetClient(this, &Batch::FinishThunk, &Batch::AbandonThunk, &Batch::ReadyThunk);
@@ -273,9 +280,13 @@ class Batch {
   TaskStatus CheckReduce() { return core_->Check(); }
   /// CheckReduce for generation `generation` (see AllReduce::CheckGeneration).
   TaskStatus CheckGeneration(std::uint64_t generation) { return core_->Check(generation); }
+  /// Where the current generation is: idle, collecting, in flight, done or failed.
   detail::Phase State() const noexcept { return core_->State(); }
+  /// The number of generations started so far (the current one's number).
   std::uint64_t Generation() const noexcept { return core_->Generation(); }
+  /// True while the network phase of the current generation runs.
   bool InFlight() const noexcept { return core_->NetworkActive(); }
+  /// The number of members.
   std::size_t Size() const noexcept { return members_.size(); }
 
  private:

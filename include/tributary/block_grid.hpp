@@ -28,10 +28,15 @@ class BlockGrid {
   /// Checks that `blocks` equals the grid's block count (UsageError naming both otherwise).
   void RequireBlocks(int blocks) const;
 
+  /// The number of blocks (the product of the divisions).
   int Blocks() const noexcept { return blocks_; }
+  /// The number of dimensions (1-3).
   int Dims() const noexcept { return static_cast<int>(divisions_.size()); }
+  /// The number of ranks the blocks are assigned to.
   int Ranks() const noexcept { return ranks_; }
+  /// How the blocks are assigned to the ranks.
   BlockAssignment Assignment() const noexcept { return assignment_; }
+  /// The blocks along each dimension.
   const std::vector<int>& Divisions() const noexcept { return divisions_; }
   /// The coordinates of `gid` (UsageError when it is not a block).
   std::vector<int> Coords(int gid) const;

@@ -39,10 +39,13 @@ class BlockPartners {
   /// merge half of AllReducePartners (its call S, the turn, is both); false otherwise.
   virtual bool InMerge(int call) const;
 
+  /// The grid the partners link.
   const BlockGrid& Grid() const noexcept { return grid_; }
 
  protected:
+  /// Copied by the pattern objects (BlockReduction keeps its own copy).
   BlockPartners(const BlockPartners&) = default;
+  /// Assigned as a whole, subclass included.
   BlockPartners& operator=(const BlockPartners&) = default;
 
  private:
@@ -51,8 +54,8 @@ class BlockPartners {
 
 /// One step of an explicit list: group `k` blocks along dimension `dim`.
 struct BlockStep {
-  int dim;
-  int k;
+  int dim;  ///< The dimension the step groups along.
+  int k;    ///< The group size.
 };
 
 /// An explicit list of steps, in order, e.g. `BlockSteps{{0, 4}, {1, 2}, {0, 2}}`: along each
@@ -60,8 +63,11 @@ struct BlockStep {
 /// one block has no step).
 class BlockSteps {
  public:
+  /// The steps written in place: `BlockSteps{{0, 4}, {1, 2}}`.
   BlockSteps(std::initializer_list<BlockStep> steps) : steps_(steps) {}
+  /// The steps of a list built at run time.
   explicit BlockSteps(std::vector<BlockStep> steps) : steps_(std::move(steps)) {}
+  /// The steps, in order.
   const std::vector<BlockStep>& List() const noexcept { return steps_; }
 
  private:
@@ -77,12 +83,15 @@ class BlockSteps {
 /// false: distance halving.
 class RegularPartners : public BlockPartners {
  public:
+  /// One k-ary step: which dimension it groups along, and how.
   struct Step {
     int dim;     ///< the dimension this step groups along
     int k;       ///< the group size
     int stride;  ///< distance between group members along `dim`
   };
+  /// The steps, in order.
   const std::vector<Step>& Steps() const noexcept { return steps_; }
+  /// True for distance doubling, false for distance halving.
   bool Contiguous() const noexcept { return contiguous_; }
   /// The group of `gid` in step `step` (ascending gids, itself included).
   std::vector<int> Group(int step, int gid) const;
@@ -97,6 +106,7 @@ class RegularPartners : public BlockPartners {
   /// UsageError for a dimension out of range, a k below 2, or steps whose product along a
   /// dimension is not its division.
   RegularPartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous);
+  /// The number of steps.
   int StepCount() const noexcept { return static_cast<int>(steps_.size()); }
   /// Whether `gid` is the first member of its groups in steps 0..steps-1 (the root so far).
   bool Leads(int steps, int gid) const;
@@ -113,9 +123,11 @@ class RegularPartners : public BlockPartners {
 /// S steps, S + 1 calls.
 class MergePartners final : public RegularPartners {
  public:
+  /// A merge over `grid` in steps of `radix` (see RegularPartners).
   explicit MergePartners(const BlockGrid& grid, std::vector<int> radix = {2},
                          bool contiguous = true)
       : RegularPartners(grid, std::move(radix), contiguous) {}
+  /// A merge over `grid` in the explicit `steps`.
   MergePartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous = true)
       : RegularPartners(grid, steps, contiguous) {}
   int Calls() const override { return StepCount() + 1; }
@@ -128,9 +140,11 @@ class MergePartners final : public RegularPartners {
 /// Broadcast, the reverse of a merge: the root of each group sends to the whole group.
 class BroadcastPartners final : public RegularPartners {
  public:
+  /// A broadcast over `grid` in steps of `radix` (see RegularPartners).
   explicit BroadcastPartners(const BlockGrid& grid, std::vector<int> radix = {2},
                              bool contiguous = true)
       : RegularPartners(grid, std::move(radix), contiguous) {}
+  /// A broadcast over `grid` in the explicit `steps`.
   BroadcastPartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous = true)
       : RegularPartners(grid, steps, contiguous) {}
   int Calls() const override { return StepCount() + 1; }
@@ -143,8 +157,10 @@ class BroadcastPartners final : public RegularPartners {
 /// are typically split into k parts, part j to member j.
 class SwapPartners final : public RegularPartners {
  public:
+  /// A swap over `grid` in steps of `radix` (see RegularPartners).
   explicit SwapPartners(const BlockGrid& grid, std::vector<int> radix = {2}, bool contiguous = true)
       : RegularPartners(grid, std::move(radix), contiguous) {}
+  /// A swap over `grid` in the explicit `steps`.
   SwapPartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous = true)
       : RegularPartners(grid, steps, contiguous) {}
   int Calls() const override { return StepCount() + 1; }
@@ -156,9 +172,11 @@ class SwapPartners final : public RegularPartners {
 /// (call S is both: it receives the merged parts and starts the broadcast).
 class AllReducePartners final : public RegularPartners {
  public:
+  /// A merge then a broadcast over `grid` in steps of `radix` (see RegularPartners).
   explicit AllReducePartners(const BlockGrid& grid, std::vector<int> radix = {2},
                              bool contiguous = true)
       : RegularPartners(grid, std::move(radix), contiguous) {}
+  /// A merge then a broadcast over `grid` in the explicit `steps`.
   AllReducePartners(const BlockGrid& grid, const BlockSteps& steps, bool contiguous = true)
       : RegularPartners(grid, steps, contiguous) {}
   int Calls() const override { return 2 * StepCount() + 1; }

@@ -23,9 +23,13 @@ class AllToAllAdapter;
 /// block dequeues values from one sender in the order they were enqueued.
 class BlockProxy {
  public:
+  /// The block's gid.
   int Gid() const noexcept { return gid_; }
+  /// The call of the pattern this is (0 .. Calls() - 1).
   int Round() const noexcept { return call_; }
+  /// The gids whose messages of the previous call arrived for this call.
   const std::vector<int>& InLink() const noexcept { return in_; }
+  /// The gids this call may send to.
   const std::vector<int>& OutLink() const noexcept { return out_; }
 
   /// Appends `value` to the message for block `to` (UsageError when `to` is not in the

@@ -105,6 +105,7 @@ struct DependentFalse : std::false_type {};
 /// std::vector, std::basic_string, std::pair and std::array of serializable elements.
 template <class T, class = void>
 struct BlockSerialization {
+  /// Writes `value` to `out`.
   static void Save(BlockWriter& out, const T& value) {
     if constexpr (detail::kUserSerialized<T>) {
       detail::block_adl::CallSave(out, value);
@@ -116,6 +117,7 @@ struct BlockSerialization {
                     "const T&) and Load(BlockReader&, T&), or specialise BlockSerialization");
     }
   }
+  /// Reads `value` from `in`, as Save wrote it.
   static void Load(BlockReader& in, T& value) {
     if constexpr (detail::kUserSerialized<T>) {
       detail::block_adl::CallLoad(in, value);
@@ -182,24 +184,30 @@ struct BlockSerialization<std::vector<T, A>,
   static void Load(BlockReader& in, std::vector<T, A>& v) { detail::LoadCounted<T>(in, v); }
 };
 
+/// A string travels as its length, then its characters.
 template <class C, class Tr, class A>
 struct BlockSerialization<std::basic_string<C, Tr, A>> {
+  /// Writes the length, then the characters.
   static void Save(BlockWriter& out, const std::basic_string<C, Tr, A>& s) {
     const std::uint64_t n = s.size();
     out.Write(&n, sizeof n);
     out.Write(s.data(), s.size() * sizeof(C));
   }
+  /// Reads the length, then the characters.
   static void Load(BlockReader& in, std::basic_string<C, Tr, A>& s) {
     detail::LoadCounted<C>(in, s);
   }
 };
 
+/// A pair travels as its first, then its second element.
 template <class A, class B>
 struct BlockSerialization<std::pair<A, B>> {
+  /// Writes `first`, then `second`.
   static void Save(BlockWriter& out, const std::pair<A, B>& p) {
     out.Save(p.first);
     out.Save(p.second);
   }
+  /// Reads `first`, then `second`.
   static void Load(BlockReader& in, std::pair<A, B>& p) {
     in.Load(p.first);
     in.Load(p.second);

@@ -62,6 +62,7 @@ using IfPartners = std::enable_if_t<std::is_base_of_v<BlockPartners, std::decay_
 template <class Block>
 class BlockReduction {
  public:
+  /// Called once per call of each local block: its data, its messages, the partners.
   using Callback =
       std::function<void(Block& block, BlockProxy& proxy, const BlockPartners& partners)>;
   /// `partners`: any BlockPartners subclass, copied. UsageError (on every rank) when the
@@ -107,10 +108,13 @@ class BlockReduction {
         region, after, [this](int i, int c) { return Round(i, c); }, engine_.Calls(),
         engine_.Local().size());
   }
+  /// Calls of the callback per block (Partners().Calls()).
   int Calls() const noexcept { return engine_.Calls(); }
+  /// The partners the pattern runs.
   const BlockPartners& Partners() const noexcept { return engine_.Partners(); }
   /// This rank's gids, ascending.
   const std::vector<int>& LocalBlocks() const noexcept { return engine_.Local(); }
+  /// Messages this rank has sent to other ranks since the object was made.
   std::uint64_t RemoteMessages() const noexcept { return engine_.RemoteMessages(); }
 
  private:
@@ -126,7 +130,9 @@ class BlockReduction {
 template <class Block>
 class BlockAllToAll {
  public:
+  /// Called at the first call (to enqueue) and the last (to dequeue) of each local block.
   using Callback = std::function<void(Block& block, BlockProxy& proxy)>;
+  /// An all-to-all over the blocks of `grid`, routed over swap steps of `radix`.
   BlockAllToAll(Context& ctx, const BlockGrid& grid, Callback callback,
                 std::vector<int> radix = {2}, bool contiguous = true, std::string label = {})
       : BlockAllToAll(ctx, SwapPartners(grid, std::move(radix), contiguous), std::move(callback),
@@ -142,15 +148,21 @@ class BlockAllToAll {
   void Start(const std::vector<std::pair<int, Block*>>& blocks) {
     engine_.Start(detail::ErasedBlocks(blocks));
   }
+  /// As BlockReduction::Round.
   TaskStatus Round(int local, int call) { return engine_.Round(local, call); }
+  /// As BlockReduction::Run.
   TaskStatus Run(int local) { return engine_.Run(local); }
+  /// As BlockReduction::AddTasks.
   std::vector<TaskID> AddTasks(TaskRegion& region, const std::vector<TaskID>& after = {}) {
     return detail::AddBlockRoundTasks(
         region, after, [this](int i, int c) { return Round(i, c); }, engine_.Calls(),
         engine_.Local().size());
   }
+  /// Calls per block: the first enqueues, the last dequeues.
   int Calls() const noexcept { return engine_.Calls(); }
+  /// This rank's gids, ascending.
   const std::vector<int>& LocalBlocks() const noexcept { return engine_.Local(); }
+  /// Messages this rank has sent to other ranks since the object was made.
   std::uint64_t RemoteMessages() const noexcept { return engine_.RemoteMessages(); }
 
  private:
