@@ -123,8 +123,12 @@ TEST(Trace, EveryPhaseOfEveryGenerationInItsFile) {
     for (double t : contributions)
       ordered = ordered && t >= collect[0].start - 0.001 && t <= collect[0].end + 0.001;
     TRIBUTARY_EXPECT_ALL(ordered);
+    // With MPI the sum travels as its 8 bytes; without MPI there is no MPI_Op, so the
+    // operator travels packed behind the header that carries failures.
+    const int bytes = network[0].args["bytes"].get<int>();
+    TRIBUTARY_EXPECT_ALL(TRIBUTARY_HAVE_MPI ? bytes == 8 : bytes > 8);
     TRIBUTARY_EXPECT_ALL(network[0].args["schedule"] == (p == 1 ? "none" : "recursive_doubling") &&
-                         network[0].args["bytes"] == 8 && network[0].args["failed"] == false);
+                         network[0].args["failed"] == false);
     // Recursive doubling: at least one round with a message on more than one rank, none
     // alone; every round inside the network phase, numbered from 0.
     bool inside = true;
