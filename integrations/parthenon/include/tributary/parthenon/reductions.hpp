@@ -1,0 +1,228 @@
+// Parthenon's reduction types on Tributary: parthenon::AllReduce<T>, parthenon::Reduce<T>
+// and their base parthenon::ReductionBase<T>, with the members Parthenon's solvers and
+// examples use (`val`, `StartReduce(MPI_Op)` / `StartReduce(root, MPI_Op)`,
+// `CheckReduce()` returning Parthenon's own TaskStatus). utils/reductions.hpp (beside this
+// folder) puts them in place of Parthenon's by include-path precedence; include this header
+// after Parthenon's basic_types.hpp (parthenon::TaskStatus).
+//
+// What differs from Parthenon's own objects (docs/parthenon.md):
+//  - A handle is copyable (Params stores copies); copies share one Tributary object, each
+//    copy keeps its own `val`, and the result goes to the copy that checks.
+//  - A second start while a generation is in flight, and a check before any start, are
+//    UsageErrors naming the object and rank (Parthenon ignores the one and answers
+//    "complete" to the other).
+//  - MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX and the logical and bitwise operators map to
+//    Tributary's operators, so the determinism mode applies; other MPI_Ops go as they are.
+//  - `val` of a float or double reduction is a TrackedValue (tracked_value.hpp): in
+//    Determinism::rank_count_independent an MPI_SUM start reduces the exact sum of what was
+//    added to `val`, so per-partition partials added with `val +=` give the same bits at
+//    every rank count.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "tributary/config.hpp"
+#if TRIBUTARY_HAVE_KOKKOS
+#include "tributary/kokkos.hpp"
+#else
+#include "tributary/tributary.hpp"
+#endif
+#include "tributary/parthenon/runtime.hpp"
+#include "tributary/parthenon/tracked_value.hpp"
+
+#if !TRIBUTARY_HAVE_MPI
+#error "Tributary's Parthenon layer needs a Tributary built with MPI"
+#endif
+
+namespace tributary::parthenon_interop {
+
+/// The type of `val` for a reduction of T: a TrackedValue for float and double (unless
+/// TRIBUTARY_PARTHENON_PLAIN_VAL is defined), T otherwise.
+template <class T>
+struct ValueFor {
+  using type = T;
+};
+#ifndef TRIBUTARY_PARTHENON_PLAIN_VAL
+template <>
+struct ValueFor<double> {
+  using type = TrackedValue<double>;
+};
+template <>
+struct ValueFor<float> {
+  using type = TrackedValue<float>;
+};
+#endif
+
+namespace detail {
+
+template <class T>
+struct IsTracked : std::false_type {};
+template <class T>
+struct IsTracked<TrackedValue<T>> : std::true_type {};
+
+/// The handle's `val` into the Tributary object's (a View: the same memory, as Parthenon
+/// reduces in place).
+template <class T, class V>
+void Load(T& into, const V& from) {
+  if constexpr (IsTracked<V>::value)
+    into = from.Value();
+  else
+    into = from;
+}
+
+/// The result into the handle's `val`; the object lets go of a View it was lent.
+template <class T, class V>
+void Store(V& into, T& result) {
+#if TRIBUTARY_HAVE_KOKKOS
+  if constexpr (tributary::detail::LooksLikeView<T>::value) {
+    if (into.data() != result.data()) Kokkos::deep_copy(into, result);
+    result = T();
+    return;
+  }
+#endif
+  into = result;
+}
+
+/// Calls `f` with Tributary's operator for `op` (so the determinism mode and the neutral
+/// element apply), or with `op` itself when it has none for the element type E.
+template <class E, class F>
+decltype(auto) WithOperator(MPI_Op op, F&& f) {
+  if constexpr (std::is_arithmetic_v<E>) {
+    if (op == MPI_SUM) return f(tributary::Sum{});
+    if (op == MPI_PROD) return f(tributary::Prod{});
+    if (op == MPI_MIN) return f(tributary::Min{});
+    if (op == MPI_MAX) return f(tributary::Max{});
+  }
+  if constexpr (std::is_integral_v<E>) {
+    if (op == MPI_LAND) return f(tributary::LAnd{});
+    if (op == MPI_LOR) return f(tributary::LOr{});
+    if (op == MPI_LXOR) return f(tributary::LXor{});
+    if (op == MPI_BAND) return f(tributary::BAnd{});
+    if (op == MPI_BOR) return f(tributary::BOr{});
+    if (op == MPI_BXOR) return f(tributary::BXor{});
+  }
+  return f(op);
+}
+
+/// The Tributary object that a handle and its copies share.
+template <class Object>
+class Shared final : public Slot {
+ public:
+  Shared() {
+    object_ = std::make_unique<Object>(SharedContext());
+    Register(this);
+  }
+  ~Shared() {
+    Unregister(this);
+    object_.reset();
+  }
+  Shared(const Shared&) = delete;
+  Shared& operator=(const Shared&) = delete;
+
+  void Release() noexcept override { object_.reset(); }
+
+  /// The object; UsageError once the teardown released it.
+  Object& Get() const {
+    if (!object_)
+      throw UsageError(
+          "a Parthenon reduction was used after Kokkos::finalize or MPI_Finalize released "
+          "its Tributary object");
+    return *object_;
+  }
+
+ private:
+  std::unique_ptr<Object> object_;
+};
+
+}  // namespace detail
+
+/// What Parthenon's AllReduce and Reduce share: the value, the check, and the Tributary
+/// object that the handle and its copies share. (Parthenon's own base, ReductionBase<T>,
+/// is not provided: its members are an MPI request and communicator.)
+template <typename T, template <class> class Object>
+struct Handle {
+  using value_type = T;
+  /// The input of a start and, once CheckReduce answers complete, the result.
+  typename ValueFor<T>::type val{};
+
+  /// Complete once this generation's result is in `val` (on every rank for AllReduce, on
+  /// the root for Reduce). UsageError before the first start; a failure on another rank
+  /// arrives as tributary::RemoteError.
+  ::parthenon::TaskStatus CheckReduce() {
+    auto& object = shared_->Get();
+    if (object.CheckReduce() != ::tributary::TaskStatus::complete)
+      return ::parthenon::TaskStatus::incomplete;
+    if (stored_ != object.Generation()) {  // once per generation: `val` is the user's again
+      stored_ = object.Generation();
+      if (keeps_result_) detail::Store(val, object.val);
+    }
+    return ::parthenon::TaskStatus::complete;
+  }
+
+  /// The Tributary object behind this handle and its copies (its name, state, generation,
+  /// determinism mode).
+  Object<T>& Tributary() const { return shared_->Get(); }
+
+ protected:
+  Handle() : shared_(std::make_shared<detail::Shared<Object<T>>>()) {}
+
+  /// Starts a generation from `val`: in rank_count_independent with MPI_SUM over a tracked
+  /// `val` that holds exactly what was added, the exact sum is this rank's one contribution
+  /// (`arm` arms the object for it); otherwise `start` starts on `val` with the operator.
+  template <class Arm, class Start>
+  void StartFromVal(MPI_Op op, Arm&& arm, Start&& start) {
+    auto& object = shared_->Get();
+    if constexpr (detail::IsTracked<decltype(val)>::value) {
+      if (op == MPI_SUM && val.Exact() &&
+          object.DeterminismMode() == Determinism::rank_count_independent) {
+        arm(object);
+        object.Contribute(0, val.Sum());
+        return;
+      }
+    }
+    detail::Load(object.val, val);
+    using E = typename ValueTraits<T>::element;
+    detail::WithOperator<E>(op, [&](auto o) { return start(object, o); });
+  }
+
+  std::shared_ptr<detail::Shared<Object<T>>> shared_;
+  std::uint64_t stored_ = 0;  // the generation whose result `val` received
+  bool keeps_result_ = true;  // Reduce: only the root's `val` receives the result
+};
+
+}  // namespace tributary::parthenon_interop
+
+namespace parthenon {
+
+/// Parthenon's AllReduce<T> on Tributary: every rank receives the result in `val`.
+template <typename T>
+struct AllReduce : public ::tributary::parthenon_interop::Handle<T, ::tributary::AllReduce> {
+  /// Starts reducing `val` with `op` (Parthenon's signature). Returns complete; UsageError
+  /// while the previous generation is in flight.
+  TaskStatus StartReduce(MPI_Op op) {
+    this->StartFromVal(
+        op, [](auto& object) { object.Expect(1, ::tributary::Sum{}); },
+        [](auto& object, auto o) { return object.StartReduce(o); });
+    return TaskStatus::complete;
+  }
+};
+
+/// Parthenon's Reduce<T> on Tributary: the root receives the result in `val`; the other
+/// ranks' `val` is left as it is.
+template <typename T>
+struct Reduce : public ::tributary::parthenon_interop::Handle<T, ::tributary::Reduce> {
+  /// Starts reducing `val` to rank `n` with `op` (Parthenon's signature).
+  TaskStatus StartReduce(const int n, MPI_Op op) {
+    this->StartFromVal(
+        op, [n](auto& object) { object.Expect(1, n, ::tributary::Sum{}); },
+        [n](auto& object, auto o) { return object.StartReduce(n, o); });
+    this->keeps_result_ = n == ::tributary::parthenon_interop::SharedContext().Rank();
+    return TaskStatus::complete;
+  }
+};
+
+}  // namespace parthenon
