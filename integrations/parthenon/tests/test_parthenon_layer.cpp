@@ -155,6 +155,26 @@ TEST(ParthenonLayer, HostViewReducedInPlace) {
   for (int i = 0; i < 10; ++i) ok = ok && alias(i) == i * Size();
   TRIBUTARY_EXPECT_ALL(ok);
 }
+
+// Parthenon's HostArray1D is a ParArrayGeneric: a View and a state, with KokkosView().
+struct ArrayWrapper {
+  using View = Kokkos::View<double*, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  View view;
+  View& KokkosView() { return view; }
+  const View& KokkosView() const { return view; }
+};
+
+TEST(ParthenonLayer, ArrayWrapperReducesItsView) {
+  parthenon::AllReduce<ArrayWrapper> r;
+  static_assert(std::is_same_v<decltype(r)::reduced_type, ArrayWrapper::View>);
+  r.val.view = ArrayWrapper::View("wrapped", 3);
+  for (int i = 0; i < 3; ++i) r.val.view(i) = Rank() + i;
+  r.StartReduce(MPI_MAX);
+  Wait(r);
+  bool ok = true;
+  for (int i = 0; i < 3; ++i) ok = ok && r.val.view(i) == Size() - 1 + i;
+  TRIBUTARY_EXPECT_ALL(ok);
+}
 #endif
 
 // Blocks of values whose rounded partial sums depend on how they are grouped; twelve

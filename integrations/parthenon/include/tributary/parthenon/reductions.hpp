@@ -64,27 +64,45 @@ struct IsTracked : std::false_type {};
 template <class T>
 struct IsTracked<TrackedValue<T>> : std::true_type {};
 
+/// What the Tributary object reduces for a `val` of type T: T itself, or, for Parthenon's
+/// array wrappers (ParArrayGeneric: HostArray1D and friends, a View with a state), their
+/// View (KokkosView()).
+template <class T, class = void>
+struct Underlying {
+  using type = T;
+  static T& Of(T& v) noexcept { return v; }
+  static const T& Of(const T& v) noexcept { return v; }
+};
+template <class T>
+struct Underlying<T, std::void_t<decltype(std::declval<T&>().KokkosView())>> {
+  using type = std::decay_t<decltype(std::declval<T&>().KokkosView())>;
+  static type& Of(T& v) noexcept { return v.KokkosView(); }
+  static const type& Of(const T& v) noexcept { return v.KokkosView(); }
+};
+
 /// The handle's `val` into the Tributary object's (a View: the same memory, as Parthenon
 /// reduces in place).
-template <class T, class V>
-void Load(T& into, const V& from) {
+template <class U, class V>
+void Load(U& into, const V& from) {
   if constexpr (IsTracked<V>::value)
     into = from.Value();
   else
-    into = from;
+    into = Underlying<V>::Of(from);
 }
 
 /// The result into the handle's `val`; the object lets go of a View it was lent.
-template <class T, class V>
-void Store(V& into, T& result) {
+template <class U, class V>
+void Store(V& into, U& result) {
 #if TRIBUTARY_HAVE_KOKKOS
-  if constexpr (tributary::detail::LooksLikeView<T>::value) {
-    if (into.data() != result.data()) Kokkos::deep_copy(into, result);
-    result = T();
-    return;
-  }
+  if constexpr (tributary::detail::LooksLikeView<U>::value) {
+    auto& view = Underlying<V>::Of(into);
+    if (view.data() != result.data()) Kokkos::deep_copy(view, result);
+    result = U();
+  } else
 #endif
-  into = result;
+  {
+    into = result;
+  }
 }
 
 /// Calls `f` with Tributary's operator for `op` (so the determinism mode and the neutral
@@ -146,6 +164,8 @@ class Shared final : public Slot {
 template <typename T, template <class> class Object>
 struct Handle {
   using value_type = T;
+  /// The type the Tributary object reduces (T, or the View of a Parthenon array wrapper).
+  using reduced_type = typename detail::Underlying<T>::type;
   /// The input of a start and, once CheckReduce answers complete, the result.
   typename ValueFor<T>::type val{};
 
@@ -165,10 +185,10 @@ struct Handle {
 
   /// The Tributary object behind this handle and its copies (its name, state, generation,
   /// determinism mode).
-  Object<T>& Tributary() const { return shared_->Get(); }
+  Object<reduced_type>& Tributary() const { return shared_->Get(); }
 
  protected:
-  Handle() : shared_(std::make_shared<detail::Shared<Object<T>>>()) {}
+  Handle() : shared_(std::make_shared<detail::Shared<Object<reduced_type>>>()) {}
 
   /// Starts a generation from `val`: in rank_count_independent with MPI_SUM over a tracked
   /// `val` that holds exactly what was added, the exact sum is this rank's one contribution
@@ -185,11 +205,11 @@ struct Handle {
       }
     }
     detail::Load(object.val, val);
-    using E = typename ValueTraits<T>::element;
+    using E = typename ValueTraits<reduced_type>::element;
     detail::WithOperator<E>(op, [&](auto o) { return start(object, o); });
   }
 
-  std::shared_ptr<detail::Shared<Object<T>>> shared_;
+  std::shared_ptr<detail::Shared<Object<reduced_type>>> shared_;
   std::uint64_t stored_ = 0;  // the generation whose result `val` received
   bool keeps_result_ = true;  // Reduce: only the root's `val` receives the result
 };

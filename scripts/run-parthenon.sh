@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Parthenon's poisson and poisson_gmg examples, stock and on Tributary (docs/parthenon.md).
+#
+# Unpacks Parthenon (../shared/deps, checksum verified), builds Kokkos 4.6.01 with the OpenMP
+# and Serial backends (scripts/build-kokkos.sh; the install under build/ci-kokkos that CI
+# makes is reused), installs Tributary against it, and builds Parthenon twice: stock, and
+# unchanged but with integrations/parthenon first on the include path
+# (integrations/parthenon/cmake/TributaryParthenon.cmake as CMAKE_PROJECT_INCLUDE). Both
+# builds also get poisson-gmg-report (the poisson_gmg example's sources with a main that
+# prints the final residual's bits and the time per solve).
+#
+# Runs, at each rank count, on Parthenon's regression inputs (tst/regression/test_suites):
+#   - poisson-gmg-report with the MG and the BiCGSTAB solver, stock and Tributary (fast);
+#   - the same on Tributary in Determinism::rank_count_independent, on the regression input
+#     and on one with several blocks per rank (16 x 16 blocks instead of 32 x 32);
+#   - the unchanged poisson-example (Jacobi) and poisson-gmg-example, stock and Tributary.
+# Prints one table (solver, input, ranks, build, iterations, final residual as bits and as
+# a number, time per solve) and exits non-zero when a Tributary run does not converge as the
+# stock one does (iterations within one, the same tolerance reached), when the
+# rank_count_independent results differ in any bit across the rank counts, or when a run
+# fails or does not exit within its time limit.
+#
+#   scripts/run-parthenon.sh [--ranks "1 2 3 4"] [--solvers "MG BiCGSTAB"] [--solves N]
+#                            [--no-jacobi] [--no-rci] [--build DIR] [--out FILE]
+#
+# Environment: TRIBUTARY_DEPS (default ../shared/deps), TRIBUTARY_KOKKOS_BASE (default
+# build/ci-kokkos), TRIBUTARY_JOBS (default 2), TRIBUTARY_PARTHENON_TIMEOUT (seconds per
+# run, default 600), OMP_NUM_THREADS (default 1: ranks share the cores).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+ranks="1 2 3 4"
+solvers="MG BiCGSTAB"
+solves=3
+jacobi=1
+rci=1
+build="$root/build/parthenon"
+out=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --ranks) ranks="$2"; shift 2 ;;
+    --solvers) solvers="$2"; shift 2 ;;
+    --solves) solves="$2"; shift 2 ;;
+    --no-jacobi) jacobi=0; shift ;;
+    --no-rci) rci=0; shift ;;
+    --build) build="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+    *) echo "run-parthenon: unknown option $1" >&2; sed -n '2,30p' "$0" >&2; exit 2 ;;
+  esac
+done
+deps="${TRIBUTARY_DEPS:-$root/../shared/deps}"
+kokkos_base="${TRIBUTARY_KOKKOS_BASE:-$root/build/ci-kokkos}"
+jobs="${TRIBUTARY_JOBS:-2}"
+limit="${TRIBUTARY_PARTHENON_TIMEOUT:-600}"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" OMP_PROC_BIND="${OMP_PROC_BIND:-false}"
+export TRIBUTARY_REPORT_SOLVES="$solves"
+tarball=parthenon-79d5d30.tar.gz
+log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
+gen=()
+command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+launcher=()
+ccache=()
+command -v ccache >/dev/null 2>&1 && ccache=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+mkdir -p "$build"
+build="$(cd "$build" && pwd)"
+
+# Sources, checked.
+[[ -f "$deps/$tarball" ]] || { echo "run-parthenon: $deps/$tarball not found" >&2; exit 1; }
+(cd "$deps" && grep -E "[ *]$tarball\$" SHA256SUMS | sha256sum -c --strict - >&2) ||
+  { echo "run-parthenon: checksum of $tarball does not match SHA256SUMS" >&2; exit 1; }
+src="$build/parthenon-79d5d30"
+if [[ ! -f "$src/.unpacked" ]]; then
+  log "unpacking $tarball"
+  rm -rf "$src"
+  mkdir -p "$src"
+  tar -xzf "$deps/$tarball" -C "$src" --strip-components=1
+  touch "$src/.unpacked"
+fi
+
+log "Kokkos 4.6.01 (OpenMP, Serial) under $kokkos_base"
+kokkos=$(TRIBUTARY_DEPS="$deps" TRIBUTARY_JOBS="$jobs" "$root/scripts/build-kokkos.sh" \
+  -B "$kokkos_base" -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON)
+
+log "Tributary against it: $build/tributary-install"
+cmake -S "$root" -B "$build/tributary" "${gen[@]}" "${ccache[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DKokkos_ROOT="$kokkos" -DCMAKE_PREFIX_PATH="$kokkos" -DTRIBUTARY_ENABLE_TESTS=OFF \
+  -DTRIBUTARY_ENABLE_EXAMPLES=OFF -DTRIBUTARY_ENABLE_BENCHMARKS=OFF -DTRIBUTARY_ENABLE_TOOLS=OFF \
+  -DCMAKE_INSTALL_PREFIX="$build/tributary-install" >"$build/tributary.log"
+cmake --build "$build/tributary" -j "$jobs" >>"$build/tributary.log"
+cmake --install "$build/tributary" >>"$build/tributary.log"
+
+# Parthenon twice: the same flags; the Tributary build adds the layer.
+# KOKKOS_ENABLE_IMPL_VIEW_OF_VIEWS_DESTRUCTOR_PRECONDITION_VIOLATION_WORKAROUND: what Kokkos'
+# option of that name defines, read only by Kokkos' View/Kokkos_ViewAlloc.hpp. Without it
+# both builds hang at exit: Parthenon's Mesh destructor frees a View of BndInfo (which holds
+# Views) with a parallel_for on the OpenMP instance, whose lock the inner Views' deallocation
+# fence then waits for (docs/parthenon.md, "The exit hang").
+common=(-DCMAKE_BUILD_TYPE=Release -DPARTHENON_IMPORT_KOKKOS=ON -DKokkos_ROOT="$kokkos"
+  -DCMAKE_CXX_FLAGS=-DKOKKOS_ENABLE_IMPL_VIEW_OF_VIEWS_DESTRUCTOR_PRECONDITION_VIOLATION_WORKAROUND
+  -DPARTHENON_DISABLE_HDF5=ON -DPARTHENON_ENABLE_TESTING=OFF -DREGRESSION_GOLD_STANDARD_SYNC=OFF
+  -DCMAKE_PROJECT_parthenon_INCLUDE="$root/integrations/parthenon/cmake/ParthenonReport.cmake")
+targets=(poisson-example poisson-gmg-example poisson-gmg-report)
+for variant in stock tributary; do
+  extra=(-DCMAKE_PREFIX_PATH="$kokkos")
+  [[ $variant == tributary ]] && extra=(-DCMAKE_PREFIX_PATH="$build/tributary-install;$kokkos"
+    -DCMAKE_PROJECT_INCLUDE="$root/integrations/parthenon/cmake/TributaryParthenon.cmake")
+  log "Parthenon, $variant: $build/$variant"
+  cmake -S "$src" -B "$build/$variant" "${gen[@]}" "${ccache[@]}" "${common[@]}" "${extra[@]}" \
+    >"$build/$variant.log" 2>&1 || { cat "$build/$variant.log" >&2; exit 1; }
+  cmake --build "$build/$variant" -j "$jobs" --target "${targets[@]}" >>"$build/$variant.log" 2>&1 ||
+    { tail -n 60 "$build/$variant.log" >&2; exit 1; }
+done
+
+mpiexec_bin=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$build/stock/CMakeCache.txt")
+[[ -n "$mpiexec_bin" ]] || mpiexec_bin=mpiexec
+if "$mpiexec_bin" --version 2>&1 | grep -qE 'Open MPI|OpenRTE'; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  launcher=("$mpiexec_bin" --oversubscribe -n)
+else
+  launcher=("$mpiexec_bin" -n)
+fi
+
+gmg_input="$src/tst/regression/test_suites/poisson_gmg/parthinput.poisson"
+# The Jacobi example's regression input less its HDF5 output block (HDF5 is off here).
+jacobi_input="$build/jacobi.parthinput"
+awk '/^<parthenon\/output0>/ {skip = 1; next} /^</ {skip = 0} !skip' \
+  "$src/tst/regression/test_suites/poisson/parthinput.poisson" >"$jacobi_input"
+# Several blocks per rank: the regression mesh cut into 16 x 16 blocks (pack_size stays 1).
+many=(parthenon/meshblock/nx1=16 parthenon/meshblock/nx2=16)
+runs="$build/runs"
+rm -rf "$runs"
+mkdir -p "$runs"
+table="$runs/table.tsv"
+printf 'solver\tinput\tranks\tbuild\titerations\tresidual_bits\tresidual\tms_per_solve\tblocks\n' >"$table"
+failures=()
+
+# run NAME NP ENV... -- COMMAND...: runs in its own folder; fails on a non-zero exit or a
+# run longer than the limit (a hang at exit included).
+run() {
+  local name="$1" np="$2"
+  shift 2
+  local envs=()
+  while [[ "$1" != "--" ]]; do envs+=("$1"); shift; done
+  shift
+  mkdir -p "$runs/$name"
+  local rc=0
+  (cd "$runs/$name" && env "${envs[@]}" timeout "$limit" "${launcher[@]}" "$np" "$@" \
+    >"$runs/$name/out.txt" 2>&1) || rc=$?
+  if ((rc == 124)); then
+    failures+=("$name: no exit within $limit s (hang)")
+  elif ((rc != 0)); then
+    failures+=("$name: exit code $rc ($runs/$name/out.txt)")
+  fi
+  return 0
+}
+
+# report SOLVER INPUT BUILD NP ENV... -- ARGS...: one poisson-gmg-report run, one table row.
+report() {
+  local solver="$1" input="$2" variant="$3" np="$4"
+  shift 4
+  local name="gmg-$solver-$input-$variant-np$np"
+  local exe="$build/${variant%%-*}/poisson-gmg-report"
+  local envs=()
+  while [[ "$1" != "--" ]]; do envs+=("$1"); shift; done
+  shift
+  log "$name"
+  run "$name" "$np" "${envs[@]}" -- "$exe" -i "$gmg_input" poisson/solver="$solver" "$@"
+  local line
+  line=$(grep '^REPORT ' "$runs/$name/out.txt" | tail -n 1 || true)
+  if [[ -z "$line" ]]; then
+    failures+=("$name: no REPORT line")
+    return 0
+  fi
+  field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$solver" "$input" "$np" "$variant" \
+    "$(field iterations)" "$(field residual)" "$(field residual_value)" \
+    "$(awk -v s="$(field solve_s)" 'BEGIN{printf "%.1f", s*1000}')" "$(field blocks)" >>"$table"
+}
+
+for solver in $solvers; do
+  for np in $ranks; do
+    report "$solver" regression stock "$np" --
+    report "$solver" regression tributary "$np" --
+    if ((rci)); then
+      report "$solver" regression tributary-rci "$np" \
+        TRIBUTARY_PARTHENON_DETERMINISM=rank_count_independent --
+      report "$solver" several-blocks tributary-rci "$np" \
+        TRIBUTARY_PARTHENON_DETERMINISM=rank_count_independent -- "${many[@]}"
+    fi
+  done
+done
+
+# The unchanged examples: they build, solve and exit (poisson-gmg-example used to hang at
+# exit; see docs/parthenon.md). The Jacobi example prints its update norm with 6 digits.
+np_last=${ranks##* }
+for variant in stock tributary; do
+  log "poisson-gmg-example, $variant, $np_last ranks"
+  run "gmg-example-$variant-np$np_last" "$np_last" -- \
+    "$build/$variant/example/poisson_gmg/poisson-gmg-example" -i "$gmg_input"
+done
+if ((jacobi)); then
+  for np in $ranks; do
+    for variant in stock tributary; do
+      name="jacobi-$variant-np$np"
+      log "$name"
+      SECONDS=0
+      run "$name" "$np" -- "$build/$variant/example/poisson/poisson-example" -i "$jacobi_input"
+      its=$(grep -c '^Update norm = ' "$runs/$name/out.txt" || true)
+      last=$(grep '^Update norm = ' "$runs/$name/out.txt" | tail -n 1 | sed 's/^Update norm = //')
+      printf 'Jacobi\tregression\t%s\t%s\t%s\t(printed)\t%s\t%s\t-\n' "$np" "$variant" "$its" \
+        "${last:-?}" "$((SECONDS * 1000))" >>"$table"
+    done
+  done
+fi
+
+# Checks.
+# Tributary (fast) against stock: iterations within one, the same tolerance reached.
+while IFS=$'\t' read -r solver input np variant its bits value ms blocks; do
+  [[ $variant == stock ]] || continue
+  other=$(awk -F'\t' -v s="$solver" -v i="$input" -v n="$np" \
+    '$1==s && $2==i && $3==n && $4=="tributary"' "$table")
+  [[ -n "$other" ]] || continue
+  t_its=$(cut -f5 <<<"$other")
+  t_value=$(cut -f7 <<<"$other")
+  if [[ $its =~ ^[0-9]+$ && $t_its =~ ^[0-9]+$ ]]; then
+    ((t_its - its <= 1 && its - t_its <= 1)) ||
+      failures+=("$solver $input $np ranks: $t_its iterations on Tributary, $its stock")
+  else
+    failures+=("$solver $input $np ranks: iterations missing (stock '$its', Tributary '$t_its')")
+  fi
+  if [[ $solver != Jacobi ]]; then
+    # The example's own test: rms residual below 1e-10 (the input asks for 1e-12).
+    awk -v a="$value" -v b="$t_value" 'BEGIN{exit !((a < 1e-10) == (b < 1e-10))}' ||
+      failures+=("$solver $input $np ranks: tolerance reached differently (stock $value, Tributary $t_value)")
+  fi
+done <"$table"
+# rank_count_independent: one set of bits per solver and input across the rank counts.
+if ((rci)); then
+  for solver in $solvers; do
+    for input in regression several-blocks; do
+      distinct=$(awk -F'\t' -v s="$solver" -v i="$input" \
+        '$1==s && $2==i && $4=="tributary-rci" {print $6}' "$table" | sort -u | wc -l)
+      ((distinct == 1)) ||
+        failures+=("$solver $input: rank_count_independent residual bits differ across ranks ($distinct values)")
+    done
+  done
+fi
+
+{
+  echo "Parthenon 79d5d30, Kokkos $(basename "$kokkos") (OpenMP, Serial), OMP_NUM_THREADS=$OMP_NUM_THREADS, $(nproc) cores"
+  echo "median of $solves solves per run, slowest rank; tributary-rci: Determinism::rank_count_independent"
+  column -t -s $'\t' "$table"
+} | tee "${out:-$runs/table.txt}"
+[[ -n "$out" ]] && cp "$table" "${out%.*}.tsv"
+if ((${#failures[@]})); then
+  echo "FAILED:" >&2
+  printf '  %s\n' "${failures[@]}" >&2
+  exit 1
+fi
+echo "OK: every Tributary run converged as the stock one; rank_count_independent bits equal across ranks ($ranks)"
