@@ -229,6 +229,47 @@ TEST(ParthenonLayer, RankCountIndependentFromPartitionPartials) {
   TRIBUTARY_EXPECT_ALL(Bits(dot.val) == Bits(rounded_by_rank));
 }
 
+// BiCGSTAB's `ts` and `tt`, fused into one message; started in either order.
+TEST(ParthenonLayer, FusedPairTravelsInOneBatch) {
+  parthenon::AllReduce<double> ts, tt;
+  tributary::parthenon_interop::Fuse(MPI_SUM, ts, tt);
+  parthenon::AllReduce<double> ts_copy = ts;  // Params keeps copies: they share the fusion
+  bool refused = false;
+  try {
+    ts.Tributary();
+  } catch (const tributary::UsageError&) {
+    refused = true;
+  }
+  EXPECT_TRUE(refused);
+  for (int cycle = 0; cycle < 4; ++cycle) {
+    auto& first = cycle % 2 ? tt : ts_copy;
+    auto& second = cycle % 2 ? ts_copy : tt;
+    ts_copy.val = 0.0;
+    ts_copy.val += 1.0 + Rank();
+    tt.val = 0.0;
+    tt.val += 0.25 * cycle;
+    first.StartReduce(MPI_SUM);
+    // The message goes with the last start: the first cannot complete before it.
+    TRIBUTARY_EXPECT_ALL(first.CheckReduce() == parthenon::TaskStatus::incomplete);
+    second.StartReduce(MPI_SUM);
+    Wait(first);
+    Wait(second);
+    TRIBUTARY_EXPECT_ALL(static_cast<double>(ts_copy.val) == Size() * (Size() + 1) / 2.0);
+    TRIBUTARY_EXPECT_ALL(static_cast<double>(tt.val) == 0.25 * cycle * Size());
+  }
+  std::string message;
+  parthenon::AllReduce<double> started;
+  started.val = 1.0;
+  started.StartReduce(MPI_SUM);
+  Wait(started);
+  try {
+    tributary::parthenon_interop::Fuse(MPI_SUM, started, ts);
+  } catch (const tributary::UsageError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("already fused or started"), std::string::npos) << message;
+}
+
 TEST(ParthenonLayer, TrackedValueReadsLikeADouble) {
   parthenon::AllReduce<double> r;
   r.val = 2.0;

@@ -19,11 +19,13 @@
 //    every rank count.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tributary/config.hpp"
 #if TRIBUTARY_HAVE_KOKKOS
@@ -37,6 +39,9 @@
 #if !TRIBUTARY_HAVE_MPI
 #error "Tributary's Parthenon layer needs a Tributary built with MPI"
 #endif
+
+/// Defined where Parthenon's reductions are Tributary's, for code that opts in to more.
+#define TRIBUTARY_PARTHENON_LAYER 1
 
 namespace tributary::parthenon_interop {
 
@@ -126,6 +131,78 @@ decltype(auto) WithOperator(MPI_Op op, F&& f) {
   return f(op);
 }
 
+/// A group of scalar AllReduce handles that travel in one Batch (Fuse).
+template <class E>
+class Fused final : public Slot {
+ public:
+  Fused(int members, MPI_Op op) : op_(op), started_(static_cast<std::size_t>(members), 0) {
+    batch_ = std::make_unique<Batch>(SharedContext(), "parthenon fused");
+    for (int k = 0; k < members; ++k)
+      WithOperator<E>(op, [&](auto o) {
+        members_.push_back(&batch_->Add<E>(o, "member " + std::to_string(k)));
+        return 0;
+      });
+    Register(this);
+  }
+  ~Fused() {
+    Unregister(this);
+    Release();
+  }
+  Fused(const Fused&) = delete;
+  Fused& operator=(const Fused&) = delete;
+  void Release() noexcept override {
+    members_.clear();
+    batch_.reset();
+  }
+
+  /// Member k's start: its value (or exact sum) into the batch; the last member's start of
+  /// a generation sends the one message.
+  template <class V>
+  void Start(int k, const V& val) {
+    Require();
+    if (pending_ == 0) {  // the first start of a new generation
+      batch_->Expect(1);
+      std::fill(started_.begin(), started_.end(), 0);
+      pending_ = static_cast<int>(started_.size());
+    }
+    if (started_[static_cast<std::size_t>(k)])
+      throw UsageError("a fused Parthenon reduction (member " + std::to_string(k) +
+                       ") was started twice in one generation of its batch");
+    auto& member = *members_[static_cast<std::size_t>(k)];
+    if constexpr (IsTracked<V>::value) {
+      if (val.Exact() && member.Exact())
+        member.Contribute(0, val.Sum());
+      else
+        member.Contribute(0, val.Value());
+    } else {
+      member.Contribute(0, val);
+    }
+    started_[static_cast<std::size_t>(k)] = 1;
+    --pending_;
+  }
+  /// Complete once every member has started and the batch's message has come back.
+  bool Check(int k, E* result) {
+    Require();
+    if (pending_ != 0 || batch_->CheckReduce() != TaskStatus::complete) return false;
+    *result = members_[static_cast<std::size_t>(k)]->val;
+    return true;
+  }
+  std::uint64_t Generation() const { return batch_ ? batch_->Generation() : 0; }
+  MPI_Op Op() const noexcept { return op_; }
+
+ private:
+  void Require() const {
+    if (!batch_)
+      throw UsageError(
+          "a fused Parthenon reduction was used after Kokkos::finalize or MPI_Finalize");
+  }
+  MPI_Op op_;
+  std::unique_ptr<Batch> batch_;
+  std::vector<BatchMember<E>*> members_;
+  std::vector<char> started_;
+  int pending_ = 0;  // members not started yet in the current generation
+};
+
 /// The Tributary object that a handle and its copies share.
 template <class Object>
 class Shared final : public Slot {
@@ -143,8 +220,21 @@ class Shared final : public Slot {
 
   void Release() noexcept override { object_.reset(); }
 
+  /// Fused handles (Fuse): the group and this handle's member index; the object goes.
+  std::shared_ptr<Slot> fused;
+  int fused_index = -1;
+  void FuseInto(std::shared_ptr<Slot> group, int index) {
+    fused = std::move(group);
+    fused_index = index;
+    object_.reset();
+  }
+
   /// The object; UsageError once the teardown released it.
   Object& Get() const {
+    if (!object_ && fused)
+      throw UsageError(
+          "this Parthenon reduction is fused into a batch (Fuse): it has no "
+          "Tributary object of its own");
     if (!object_)
       throw UsageError(
           "a Parthenon reduction was used after Kokkos::finalize or MPI_Finalize released "
@@ -173,6 +263,18 @@ struct Handle {
   /// the root for Reduce). UsageError before the first start; a failure on another rank
   /// arrives as tributary::RemoteError.
   ::parthenon::TaskStatus CheckReduce() {
+    if constexpr (std::is_arithmetic_v<reduced_type>) {
+      if (auto* group = FusedGroup()) {
+        reduced_type result{};
+        if (!group->Check(shared_->fused_index, &result))
+          return ::parthenon::TaskStatus::incomplete;
+        if (stored_ != group->Generation()) {
+          stored_ = group->Generation();
+          val = result;
+        }
+        return ::parthenon::TaskStatus::complete;
+      }
+    }
     auto& object = shared_->Get();
     if (object.CheckReduce() != ::tributary::TaskStatus::complete)
       return ::parthenon::TaskStatus::incomplete;
@@ -195,6 +297,16 @@ struct Handle {
   /// (`arm` arms the object for it); otherwise `start` starts on `val` with the operator.
   template <class Arm, class Start>
   void StartFromVal(MPI_Op op, Arm&& arm, Start&& start) {
+    if constexpr (std::is_arithmetic_v<reduced_type>) {
+      if (auto* group = FusedGroup()) {
+        if (op != group->Op())
+          throw UsageError(
+              "a fused Parthenon reduction was started with another operator "
+              "than the one given to Fuse");
+        group->Start(shared_->fused_index, val);
+        return;
+      }
+    }
     auto& object = shared_->Get();
     if constexpr (detail::IsTracked<decltype(val)>::value) {
       if (op == MPI_SUM && val.Exact() &&
@@ -209,10 +321,38 @@ struct Handle {
     detail::WithOperator<E>(op, [&](auto o) { return start(object, o); });
   }
 
+  detail::Fused<reduced_type>* FusedGroup() const {
+    return static_cast<detail::Fused<reduced_type>*>(shared_->fused.get());
+  }
+
+  template <class H0, class... H>
+  friend void Fuse(MPI_Op op, H0& first, H&... rest);
+
   std::shared_ptr<detail::Shared<Object<reduced_type>>> shared_;
   std::uint64_t stored_ = 0;  // the generation whose result `val` received
   bool keeps_result_ = true;  // Reduce: only the root's `val` receives the result
 };
+
+/// Opt-in: the AllReduce handles given (scalars of one type, all with `op`) travel in one
+/// message from now on, as members of a tributary::Batch: each generation, their starts may
+/// come in any order; the message goes with the last start and every check completes once
+/// it has come back. For reductions that are always started together in each cycle (in
+/// Parthenon's BiCGSTAB: `ts` and `tt`); a member started alone never completes. Call on
+/// every rank in the same order, before any of them starts (UsageError after), with the
+/// Parthenon handles themselves or any copy (copies share the fusion).
+template <class H0, class... H>
+void Fuse(MPI_Op op, H0& first, H&... rest) {
+  using E = typename H0::reduced_type;
+  static_assert(std::is_arithmetic_v<E> && (std::is_same_v<typename H::reduced_type, E> && ...),
+                "Fuse takes AllReduce handles of one arithmetic type");
+  const bool free = !first.shared_->fused && first.shared_->Get().Generation() == 0 &&
+                    ((!rest.shared_->fused && rest.shared_->Get().Generation() == 0) && ...);
+  if (!free) throw UsageError("Fuse: a handle was already fused or started");
+  auto group = std::make_shared<detail::Fused<E>>(static_cast<int>(1 + sizeof...(H)), op);
+  int index = 0;
+  first.shared_->FuseInto(group, index++);
+  (rest.shared_->FuseInto(group, index++), ...);
+}
 
 }  // namespace tributary::parthenon_interop
 
