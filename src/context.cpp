@@ -67,9 +67,8 @@ void ContextImpl::Unregister(ReductionCore* core) noexcept {
   members.store(static_cast<int>(objects.size() + pollers.size()), std::memory_order_relaxed);
   if (core->PoolSlot() >= 0 && core->PoolSlot() < static_cast<int>(slot_used.size()))
     slot_used[static_cast<std::size_t>(core->PoolSlot())] = 0;
-  for (auto it = watchdog.begin(); it != watchdog.end();)
-    it = it->first.first == core->ObjectId() ? watchdog.erase(it) : std::next(it);
   reported.erase(core->ObjectId());
+  awaited_seen.erase(core->ObjectId());
 }
 
 int ContextImpl::TagFor(int slot, std::uint64_t generation) const noexcept {
@@ -113,13 +112,29 @@ void ContextImpl::CheckThread() const {
   if (std::this_thread::get_id() == owner_thread) return;
   throw UsageError("rank " + std::to_string(rank) +
                    ": a reduction was started or checked from a thread other than the one "
-                   "that created its Context, but MPI provides only " +
-                   (thread_level == MPI_THREAD_FUNNELED ? std::string("MPI_THREAD_FUNNELED")
-                                                        : std::string("MPI_THREAD_SINGLE")) +
-                   "; initialise MPI with MPI_THREAD_SERIALIZED or higher to poll from "
-                   "worker threads");
+                   "that created its Context, but " +
+                   ThreadLevelAdvice(thread_level));
 #endif
 }
+
+#if TRIBUTARY_HAVE_MPI
+std::string ThreadLevelAdvice(int level) {
+  if (TRIBUTARY_HAVE_SMPI)
+    return "under SimGrid SMPI a simulated rank calls MPI from its own thread only: start "
+           "and check reductions on the thread that created the Context";
+  const std::string name = level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED"
+                           : level == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE"
+                                                        : std::to_string(level);
+  return "MPI provides only " + name +
+         " (plain MPI_Init gives no more), under which no other thread may call MPI. "
+         "Initialise MPI first, before any library does: `int provided = 0; "
+         "MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);` and check "
+         "provided >= MPI_THREAD_SERIALIZED (a framework that calls MPI_Init only when "
+         "MPI_Initialized says no, such as Parthenon's ParthenonInit, keeps it); or start and "
+         "check reductions only on the thread that created the Context (docs/reductions.md, "
+         "\"Threads\")";
+}
+#endif
 
 void ContextImpl::HandleError(const std::string& message) noexcept {
   try {

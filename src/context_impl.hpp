@@ -27,12 +27,19 @@ enum ControlTag : int {
   kTagRelease = 5
 };
 
+/// One watchdog report in the making: the objects this rank waits for, and every other
+/// rank's view of them (asked for over the control plane).
 struct WatchdogQuery {
-  int object = -1;
-  std::uint64_t generation = 0;
+  struct Entry {
+    int object = -1;
+    std::uint64_t generation = 0;  // the generation this rank waits for
+    std::string header;            // "AllReduce<double> 'dt' (object 3) generation 5 ..."
+    std::string mine;              // this rank's line
+  };
+  std::uint64_t number = 0;
   std::chrono::steady_clock::time_point asked_at;
-  std::map<int, std::string> answers;  // rank -> status line
-  std::string mine;
+  std::vector<Entry> entries;
+  std::map<int, std::map<int, std::string>> answers;  // rank -> object -> line
 };
 
 struct ContextImpl {
@@ -113,10 +120,22 @@ struct ContextImpl {
   std::string failure_text;
   int failure_origin = -1;
 
-  std::map<std::pair<int, std::uint64_t>, WatchdogQuery> watchdog;  // (object, generation)
-  std::map<int, std::uint64_t> reported;  // object -> generation reported (WatchdogAction::report)
+  /// The watchdog's report being gathered (none: number 0), the generations reported
+  /// (object -> generation, and whether it was awaited rather than started), and when the
+  /// watchdog first saw a poll waiting for a start (object -> generation, time).
+  WatchdogQuery query;
+  std::uint64_t queries_sent = 0;
+  std::map<int, std::pair<std::uint64_t, bool>> reported;
+  std::map<int, std::pair<std::uint64_t, std::chrono::steady_clock::time_point>> awaited_seen;
   /// Writes a watchdog report (ContextOptions::report_handler, else stderr).
   void Report(const std::string& text) noexcept;
+  /// This rank's view of `core` for a rank that waits for `generation` (the watchdog's
+  /// per-rank line; `core` null: no such object here). watchdog.cpp.
+  static std::string WatchdogLine(const ReductionCore* core, std::uint64_t generation);
+  /// Answers a watchdog query ("number object generation ...") from rank `from`.
+  std::string AnswerQuery(const std::string& asked) const;
+  /// Records an answer to a watchdog query.
+  void TakeAnswer(int from, const std::string& answer);
 
   /// Registers `core`: gives it an object id and a pool slot. Throws UsageError when the
   /// pool is exhausted.
@@ -155,6 +174,12 @@ struct ContextImpl {
   bool release_sent = false;
   bool launched_abandoned = false;
 };
+
+#if TRIBUTARY_HAVE_MPI
+/// Why MPI's thread level `level` does not let another thread call MPI, and what to do
+/// (the end of CheckThread's UsageError).
+std::string ThreadLevelAdvice(int level);
+#endif
 
 /// True once MPI_Finalize has been called (always false in the serial build).
 bool MpiFinalized() noexcept;

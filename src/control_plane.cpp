@@ -73,34 +73,9 @@ void ContextImpl::PollControl() {
     } else if (status.MPI_TAG == kTagRelease) {
       released = true;
     } else if (status.MPI_TAG == kTagQuery) {
-      // "object generation": answer with this rank's view of that object.
-      std::istringstream in(text);
-      int object = -1;
-      std::uint64_t generation = 0;
-      in >> object >> generation;
-      std::string answer = std::to_string(object) + " " + std::to_string(generation) + " ";
-      ReductionCore* found = nullptr;
-      for (auto* core : objects)
-        if (core->ObjectId() == object) found = core;
-      if (!found) {
-        answer += "has no such object";
-      } else if (found->Generation() < generation) {
-        answer += "has not started generation " + std::to_string(generation) + " (at generation " +
-                  std::to_string(found->Generation()) + ", " + ToString(found->State()) + ")";
-      } else {
-        answer += found->Status();
-      }
-      SendControl(from, kTagStatus, answer);
+      SendControl(from, kTagStatus, AnswerQuery(text));
     } else if (status.MPI_TAG == kTagStatus) {
-      std::istringstream in(text);
-      int object = -1;
-      std::uint64_t generation = 0;
-      in >> object >> generation;
-      std::string rest;
-      std::getline(in, rest);
-      if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
-      auto it = watchdog.find({object, generation});
-      if (it != watchdog.end()) it->second.answers[from] = rest;
+      TakeAnswer(from, text);
     }
   }
 }

@@ -61,9 +61,8 @@ void ContextImpl::StartProgressThread(Context* ctx) {
         "ProgressPolicy::thread is not available under SimGrid SMPI: a "
         "simulated rank cannot call MPI from a std::thread; use polling");
   if (size > 1 && thread_level < MPI_THREAD_SERIALIZED)
-    throw UsageError(
-        "ProgressPolicy::thread needs MPI initialised with at least "
-        "MPI_THREAD_SERIALIZED");
+    throw UsageError("ProgressPolicy::thread calls MPI from a thread of its own, but " +
+                     ThreadLevelAdvice(thread_level));
   progress_thread = std::thread(ProgressLoop, ctx);
 }
 #endif

@@ -230,6 +230,7 @@ void ReductionCore::Arm(int expected, int per_list) {
   last_poll_sweep_.store(0, std::memory_order_relaxed);
   armed_cycle_.store(CycleStamp(), std::memory_order_relaxed);
   if (trace_) trace_->Arm(id_, generation_, expected);
+  awaited_.store(0, std::memory_order_relaxed);
   phase_.store(Phase::collecting, std::memory_order_release);
 }
 
@@ -684,9 +685,20 @@ TaskStatus ReductionCore::Incomplete() {
   return TaskStatus::incomplete;
 }
 
+TaskStatus ReductionCore::AwaitStart(std::uint64_t generation) {
+  awaited_.store(generation, std::memory_order_relaxed);
+  if (ctx_ && ctx_->Impl().failed.load()) {
+    const auto& impl = ctx_->Impl();
+    throw RemoteError(impl.failure_origin,
+                      Where() + ": polled for generation " + std::to_string(generation) +
+                          ", which will not start after the failure: " + impl.failure_text);
+  }
+  return Incomplete();
+}
+
 TaskStatus ReductionCore::Check(std::uint64_t generation) {
   const std::uint64_t current = Generation();
-  if (generation == current + 1) return Incomplete();  // not started yet
+  if (generation == current + 1) return AwaitStart(generation);  // not started yet
   if (generation != current)
     throw UsageError(Where() + ": CheckReduce for generation " + std::to_string(generation) + ": " +
                      (generation < current ? "its result has been replaced by a later generation"
@@ -704,7 +716,7 @@ TaskStatus ReductionCore::Check() {
       std::lock_guard<ObjectLock> lock(mutex_);
       stale = State() == Phase::done && Stale();
     }
-    if (stale) return Incomplete();
+    if (stale) return AwaitStart(Generation() + 1);
   }
   return CheckCurrent();
 }
@@ -719,7 +731,7 @@ TaskStatus ReductionCore::CheckCurrent() {
   if (p == Phase::idle) {
     // Inside an executor the start may come from another list later in the cycle (the
     // hand-wired pattern): wait for it, as for any cycle's start.
-    if (CurrentCycle() != 0) return Incomplete();
+    if (CurrentCycle() != 0) return AwaitStart(1);
     throw UsageError(Where() +
                      ": CheckReduce called before any StartReduce/Expect; it would otherwise "
                      "report a result that was never computed");

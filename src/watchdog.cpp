@@ -1,6 +1,9 @@
-// The watchdog: generations that have not completed in time are reported with every
-// rank's view of them (asked for over the control plane, control_plane.cpp), or failed.
+// The watchdog: when a generation has not completed in time, or a poll has waited that long
+// for a start that has not come ("polled but never started"), it reports every reduction
+// object this rank waits for, with every rank's view of each (asked for over the control
+// plane, control_plane.cpp), or fails them.
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 
 #include "context_impl.hpp"
@@ -22,68 +25,154 @@ void ContextImpl::Report(const std::string& text) noexcept {
 
 void WatchdogReport(Context& ctx, const std::string& text) noexcept { ctx.Impl().Report(text); }
 
+std::string ContextImpl::WatchdogLine(const ReductionCore* core, std::uint64_t generation) {
+  if (!core) return "has no such object (objects must be created in the same order on every rank)";
+  const std::uint64_t current = core->Generation();
+  const std::string at = "generation " + std::to_string(current) + " " + ToString(core->State());
+  if (current < generation) {
+    const std::string g = std::to_string(generation);
+    if (core->AwaitedGeneration() >= generation)
+      return "polled but never started: generation " + g + " has not started (" + at + ")";
+    return "has not started generation " + g + " and has not polled it (" + at + ")";
+  }
+  if (current > generation)
+    return "is past generation " + std::to_string(generation) + " (" + at + ")";
+  return core->Status();
+}
+
+std::string ContextImpl::AnswerQuery(const std::string& asked) const {
+  std::istringstream in(asked);
+  std::uint64_t number = 0;
+  in >> number;
+  std::ostringstream out;
+  out << number << "\n";
+  int object = -1;
+  std::uint64_t generation = 0;
+  while (in >> object >> generation) {
+    const ReductionCore* found = nullptr;
+    for (const auto* core : objects)
+      if (core->ObjectId() == object) found = core;
+    out << object << " " << WatchdogLine(found, generation) << "\n";
+  }
+  return out.str();
+}
+
+void ContextImpl::TakeAnswer(int from, const std::string& answer) {
+  std::istringstream in(answer);
+  std::uint64_t number = 0;
+  in >> number;
+  if (number == 0 || number != query.number) return;  // an answer to an earlier report
+  auto& lines = query.answers[from];
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    const auto space = line.find(' ');
+    if (space == std::string::npos) continue;
+    lines[std::stoi(line.substr(0, space))] = line.substr(space + 1);
+  }
+}
+
+namespace {
+std::string Seconds(double s) {
+  std::ostringstream o;
+  o << std::setprecision(3) << s;
+  return o.str();
+}
+}  // namespace
+
 void ContextImpl::RunWatchdog() {
+  if (failed.load()) return;  // after a failure nothing waits any more
   const double timeout = options.watchdog.count();
   const auto now = std::chrono::steady_clock::now();
-  std::vector<std::pair<ReductionCore*, std::string>> reports;
+  std::string text;
   {
     std::lock_guard<std::mutex> lock(registry_mutex);
-    for (auto* core : objects) {
-      const Phase phase = core->State();
-      if (phase != Phase::collecting && phase != Phase::in_flight) continue;
-      if (core->SecondsArmed(now) < timeout) continue;
-      const auto key = std::make_pair(core->ObjectId(), core->Generation());
-      auto done = reported.find(key.first);
-      if (done != reported.end() && done->second == key.second) continue;  // once a generation
-      auto it = watchdog.find(key);
-      if (it == watchdog.end()) {
-        WatchdogQuery q;
-        q.object = key.first;
-        q.generation = key.second;
-        q.asked_at = now;
-        q.mine = core->Status();
-        it = watchdog.emplace(key, std::move(q)).first;
-#if TRIBUTARY_HAVE_MPI
-        std::lock_guard<std::mutex> mpi(mpi_mutex);
-        const std::string ask = std::to_string(key.first) + " " + std::to_string(key.second);
-        for (int r = 0; r < size; ++r)
-          if (r != rank) SendControl(r, kTagQuery, ask);
-#endif
+    if (query.number == 0) {
+      // What this rank waits for: generations started and not complete, and polls waiting
+      // for a start. One report names them all once one of them is overdue.
+      WatchdogQuery q;
+      bool overdue = false;
+      for (auto* core : objects) {
+        const Phase phase = core->State();
+        const std::uint64_t current = core->Generation();
+        const std::uint64_t awaited = core->AwaitedGeneration();
+        WatchdogQuery::Entry e;
+        e.object = core->ObjectId();
+        double age = 0;
+        bool awaiting = false;
+        if (phase == Phase::collecting || phase == Phase::in_flight) {
+          e.generation = current;
+          age = core->SecondsArmed(now);
+          awaited_seen.erase(e.object);
+        } else if (awaited > current) {
+          e.generation = awaited;
+          awaiting = true;
+          auto seen = awaited_seen.find(e.object);
+          if (seen == awaited_seen.end() || seen->second.first != awaited)
+            seen = awaited_seen.insert_or_assign(e.object, std::make_pair(awaited, now)).first;
+          age = std::chrono::duration<double>(now - seen->second.second).count();
+        } else {
+          awaited_seen.erase(e.object);
+          continue;
+        }
+        const auto done = reported.find(e.object);
+        if (done != reported.end() && done->second == std::make_pair(e.generation, awaiting))
+          continue;  // once a generation
+        overdue = overdue || age >= timeout;
+        e.header =
+            core->Name() + " generation " + std::to_string(e.generation) +
+            (awaiting ? " is polled but has not started after " : " has not completed after ") +
+            Seconds(age) + " s on rank " + std::to_string(rank) + ".";
+        e.mine = WatchdogLine(core, e.generation);
+        q.entries.push_back(std::move(e));
       }
-      WatchdogQuery& q = it->second;
-      // Wait for every answer, or give the others as long again as the time-out (at most 2 s).
-      const double waited = std::chrono::duration<double>(now - q.asked_at).count();
-      const bool all = static_cast<int>(q.answers.size()) == size - 1;
-      if (!all && waited < std::min(timeout, 2.0)) continue;
-      std::ostringstream report;
-      report << "watchdog: " << core->Name() << " generation " << q.generation
-             << " has not completed after " << timeout << " s on rank " << rank << ".\n";
+      if (!overdue) return;
+      q.number = ++queries_sent;
+      q.asked_at = now;
+      query = std::move(q);
+#if TRIBUTARY_HAVE_MPI
+      std::ostringstream ask;
+      ask << query.number;
+      for (const auto& e : query.entries) ask << " " << e.object << " " << e.generation;
+      std::lock_guard<std::mutex> mpi(mpi_mutex);
+      for (int r = 0; r < size; ++r)
+        if (r != rank) SendControl(r, kTagQuery, ask.str());
+#endif
+    }
+    // Wait for every answer, or give the others as long again as the time-out (at most 2 s).
+    const double waited = std::chrono::duration<double>(now - query.asked_at).count();
+    const bool all = static_cast<int>(query.answers.size()) == size - 1;
+    if (!all && waited < std::min(timeout, 2.0)) return;
+    std::ostringstream report;
+    for (const auto& e : query.entries) {
+      report << "watchdog: " << e.header << "\n";
       for (int r = 0; r < size; ++r) {
         report << "  rank " << r << ": ";
         if (r == rank) {
-          report << q.mine;
+          report << e.mine;
         } else {
-          auto a = q.answers.find(r);
-          report << (a == q.answers.end()
+          auto a = query.answers.find(r);
+          auto line = a == query.answers.end() ? std::map<int, std::string>::const_iterator{}
+                                               : a->second.find(e.object);
+          report << (a == query.answers.end() || line == a->second.end()
                          ? std::string("no answer (busy outside Tributary, or hung)")
-                         : a->second);
+                         : line->second);
         }
         report << "\n";
       }
-      reports.emplace_back(core, report.str());
-      watchdog.erase(it);
-      if (options.on_watchdog == WatchdogAction::report) reported[key.first] = key.second;
+      const bool awaiting = e.header.find(" is polled but ") != std::string::npos;
+      reported[e.object] = std::make_pair(e.generation, awaiting);
     }
+    query = WatchdogQuery{};
+    text = report.str();
   }
-  for (auto& [core, text] : reports) {
-    if (options.on_watchdog == WatchdogAction::report) {
-      Report(text + "  (reported once; the generation goes on waiting)\n");
-      continue;
-    }
-    if (options.on_failure == FailurePolicy::abort)
-      AbortJob(this, 2, "rank " + std::to_string(rank) + ": " + text);
-    FailHere(text);
+  if (options.on_watchdog == WatchdogAction::report) {
+    Report(text + "  (reported once; the generations go on waiting)\n");
+    return;
   }
+  if (options.on_failure == FailurePolicy::abort)
+    AbortJob(this, 2, "rank " + std::to_string(rank) + ": " + text);
+  FailHere(text);
 }
 
 }  // namespace tributary::detail

@@ -1,6 +1,10 @@
 #include "tributary/tasks/sweep.hpp"
 
 #include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "tributary/tasks/foreign.hpp"
 
 namespace tributary {
 namespace {
@@ -15,14 +19,20 @@ thread_local std::uint64_t t_current_sweep = 0;
 std::atomic<std::uint64_t> g_cycles{0};
 std::atomic<int> g_running{0};
 thread_local std::uint64_t t_cycle = 0;
+// The cycle a foreign executor declared (ForeignCycle), seen by every thread that is not
+// inside one of Tributary's executors; 0 when none is declared.
+std::atomic<std::uint64_t> g_foreign{0};
 }  // namespace
 
 std::uint64_t CurrentSweep() noexcept { return t_current_sweep; }
-std::uint64_t CurrentCycle() noexcept { return t_cycle; }
+std::uint64_t CurrentCycle() noexcept {
+  return t_cycle != 0 ? t_cycle : g_foreign.load(std::memory_order_acquire);
+}
 
 namespace detail {
 std::uint64_t CycleStamp() noexcept {
-  if (t_cycle != 0) return t_cycle;
+  const std::uint64_t cycle = CurrentCycle();
+  if (cycle != 0) return cycle;
   const std::uint64_t last = g_cycles.load(std::memory_order_acquire);
   return g_running.load(std::memory_order_acquire) > 0 ? last : last + 1;
 }
@@ -45,5 +55,28 @@ void EndSweeps() noexcept {
   t_cycle = 0;
 }
 }  // namespace detail
+
+ForeignCycle::ForeignCycle() : number_(0) {
+  const std::uint64_t number = detail::BeginCycle();
+  std::uint64_t none = 0;
+  if (!g_foreign.compare_exchange_strong(none, number, std::memory_order_acq_rel)) {
+    detail::EndCycle();
+    throw std::logic_error("tributary::ForeignCycle: cycle " + std::to_string(none) +
+                           " is still declared; foreign cycles do not nest or overlap "
+                           "(destroy the ForeignCycle of the previous run first)");
+  }
+  number_ = number;
+}
+
+ForeignCycle::~ForeignCycle() {
+  g_foreign.store(0, std::memory_order_release);
+  detail::EndCycle();
+}
+
+ForeignSweep::ForeignSweep() noexcept : number_(0), outer_(t_current_sweep) {
+  number_ = detail::BeginSweep();
+}
+
+ForeignSweep::~ForeignSweep() { t_current_sweep = outer_; }
 
 }  // namespace tributary

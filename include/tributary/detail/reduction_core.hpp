@@ -180,6 +180,13 @@ class ReductionCore {
     return last_poll_sweep_.load(std::memory_order_relaxed) == sweep;
   }
 
+  /// The generation a poll waits to see started (a check inside a cycle before the cycle's
+  /// start, or CheckGeneration of the next generation): above Generation() while it has not
+  /// started; 0 or at most Generation() otherwise. For the watchdog.
+  std::uint64_t AwaitedGeneration() const noexcept {
+    return awaited_.load(std::memory_order_relaxed);
+  }
+
   Phase State() const noexcept { return phase_.load(std::memory_order_acquire); }
   std::uint64_t Generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   int Expected() const noexcept { return expected_; }
@@ -249,6 +256,10 @@ class ReductionCore {
   bool Stale() const noexcept;
   TaskStatus CheckCurrent();
   TaskStatus Incomplete();
+  // A poll that waits for generation `generation` to start: recorded for the watchdog;
+  // throws the Context's failure, after which no start will come.
+  TaskStatus AwaitStart(std::uint64_t generation);
+  std::atomic<std::uint64_t> awaited_{0};
   std::atomic<unsigned> idle_polls_{0};
 
   ObjectLock mutex_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tributary/tasks/executor.hpp"
+#include "tributary/tasks/foreign.hpp"
 #include "tributary/tasks/sweep.hpp"
 #include "tributary/tasks/task_id.hpp"
 #include "tributary/tasks/task_list.hpp"

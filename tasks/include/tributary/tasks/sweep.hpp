@@ -6,14 +6,17 @@
 
 namespace tributary {
 
-/// The number of the sweep the calling thread's executor is running, unique across all
-/// executors and threads of the process; 0 when the caller is not inside an executor.
+/// The number of the sweep the calling thread's executor is running (a foreign executor's:
+/// ForeignSweep), unique across all executors and threads of the process; 0 when the
+/// caller is not inside a sweep.
 /// Code polled from many lists may do its costly work once per sweep and answer from a
 /// cached flag otherwise. Outside an executor (0) it must always do the work.
 std::uint64_t CurrentSweep() noexcept;
 
 /// The cycle the calling thread runs in: each run of an executor (Executor::Run,
-/// Context::Execute) is a new cycle, numbered across the process; 0 outside an executor.
+/// Context::Execute) is a new cycle, numbered across the process, and so is each cycle a
+/// foreign executor declares (ForeignCycle, seen by every thread outside Tributary's
+/// executors); 0 outside any.
 /// A reduction checked in a cycle reports complete only for a generation started or
 /// completed in that cycle, never with an earlier cycle's value.
 std::uint64_t CurrentCycle() noexcept;
