@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "context_impl.hpp"
@@ -48,11 +49,17 @@ void ContextImpl::Register(ReductionCore* core, int* id, int* slot) {
   std::lock_guard<std::mutex> lock(registry_mutex);
   auto free_slot = std::find(slot_used.begin(), slot_used.end(), 0);
   if (free_slot == slot_used.end()) {
-    std::ostringstream msg;
-    msg << "rank " << rank << ": cannot create " << core->Name() << ": all " << slot_used.size()
-        << " communicators of the Context's pool are taken by live reduction objects; "
-           "raise ContextOptions::communicator_pool";
-    throw UsageError(msg.str());
+    if (static_cast<int>(slot_used.size()) >= MaxSlots()) {
+      std::ostringstream msg;
+      msg << "rank " << rank << ": cannot create " << core->Name() << ": " << slot_used.size()
+          << " reduction objects are alive on this Context, as many as the MPI library's tag "
+             "space holds";
+#if TRIBUTARY_HAVE_MPI
+      msg << " (MPI_TAG_UB = " << tag_ub << ")";
+#endif
+      throw UsageError(msg.str());
+    }
+    free_slot = slot_used.insert(slot_used.end(), 0);
   }
   *free_slot = 1;
   *slot = static_cast<int>(free_slot - slot_used.begin());
@@ -67,19 +74,50 @@ void ContextImpl::Unregister(ReductionCore* core) noexcept {
   members.store(static_cast<int>(objects.size() + pollers.size()), std::memory_order_relaxed);
   if (core->PoolSlot() >= 0 && core->PoolSlot() < static_cast<int>(slot_used.size()))
     slot_used[static_cast<std::size_t>(core->PoolSlot())] = 0;
+  while (!slot_used.empty() && slot_used.back() == 0) slot_used.pop_back();
   reported.erase(core->ObjectId());
   awaited_seen.erase(core->ObjectId());
 }
 
-int ContextImpl::TagFor(int slot, std::uint64_t generation) const noexcept {
+int ContextImpl::MaxSlots() const noexcept {
 #if TRIBUTARY_HAVE_MPI
-  const auto g = static_cast<int>(generation % static_cast<std::uint64_t>(generations_in_tag));
-  return (g * static_cast<int>(slot_used.size()) + slot) * kTagsPerSchedule;
+  return std::max(1, (tag_ub / kTagsPerSchedule - 1) / kGenerationsInTag);
 #else
-  (void)slot;
-  (void)generation;
-  return 0;
+  return std::numeric_limits<int>::max();
 #endif
+}
+
+int ContextImpl::TagFor(int slot, std::uint64_t generation) const noexcept {
+  const auto g = static_cast<int>(generation % kGenerationsInTag);
+  return (1 + slot * kGenerationsInTag + g) * kTagsPerSchedule;
+}
+
+bool ContextImpl::HasLane(int slot) const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  return LaneFor(slot) != MPI_COMM_NULL;
+#else
+  return slot >= 0 && slot < options.communicator_pool;
+#endif
+}
+
+SelectionChoice LibraryStandIn(Collective collective, std::size_t bytes) noexcept {
+  // The built-in single-machine tree's order-keeping choices for these sizes.
+  SelectionChoice c;
+  switch (collective) {
+    case Collective::allreduce:
+      c.kind = bytes <= 2048 ? ScheduleKind::recursive_doubling : ScheduleKind::rabenseifner;
+      c.params.radix = 2;
+      break;
+    case Collective::reduce:
+      c.kind = bytes <= 65536 ? ScheduleKind::knomial : ScheduleKind::binomial;
+      c.params.radix = 4;
+      break;
+    case Collective::allgather:
+      c.kind = ScheduleKind::recursive_doubling;
+      break;
+  }
+  c.params.node_aware = false;
+  return c;
 }
 
 bool ContextImpl::MayCallMpi() const noexcept {
@@ -157,9 +195,8 @@ Context::Context(ContextOptions options)
   impl_->options = std::move(options);
   impl_->handler = impl_->options.error_handler;
   impl_->owner_thread = std::this_thread::get_id();
-  if (impl_->options.communicator_pool < 1)
-    throw UsageError("ContextOptions::communicator_pool must be at least 1");
-  impl_->slot_used.assign(static_cast<std::size_t>(impl_->options.communicator_pool), 0);
+  if (impl_->options.communicator_pool < 0)
+    throw UsageError("ContextOptions::communicator_pool must not be negative");
   const SelectionTree tree = detail::LoadSelection(impl_->options.selection_file);
   for (int c = 0; c < 3; ++c)
     impl_->selection[c] = tree.Prune(impl_->facts, static_cast<Collective>(c));
@@ -180,8 +217,8 @@ Context::Context(ContextOptions options)
   MPI_Initialized(&initialized);
   if (!initialized || detail::MpiFinalized())
     throw UsageError("tributary::Context created outside MPI_Init .. MPI_Finalize");
-  if (d.options.communicator_pool < 1)
-    throw UsageError("ContextOptions::communicator_pool must be at least 1");
+  if (d.options.communicator_pool < 0)
+    throw UsageError("ContextOptions::communicator_pool must not be negative");
   int inter = 0;
   detail::CheckMpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
   if (inter) throw UsageError("tributary::Context: intercommunicators are not supported");
@@ -207,13 +244,13 @@ Context::Context(ContextOptions options)
   int flag = 0;
   detail::CheckMpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &attr, &flag), "MPI_Comm_get_attr");
   if (flag && attr) d.tag_ub = *static_cast<int*>(attr);
+  // One communicator: the schedules and the control plane by tag, lane 0 of the MPI
+  // library's schedule; each further lane of the pool is one more (each MPI_Comm_dup costs
+  // memory in proportion to the ranks in some libraries, SimGrid SMPI among them).
+  d.comm = detail::DupOwned(comm, &d.comms_created);
   const int pool = d.options.communicator_pool;
-  d.generations_in_tag = std::max(1, (d.tag_ub / detail::kTagsPerSchedule) / pool);
-  d.p2p = detail::DupOwned(comm, &d.comms_created);
-  d.ctrl = detail::DupOwned(comm, &d.comms_created);
-  d.pool.reserve(static_cast<std::size_t>(pool));
-  for (int i = 0; i < pool; ++i) d.pool.push_back(detail::DupOwned(comm, &d.comms_created));
-  d.slot_used.assign(static_cast<std::size_t>(pool), 0);
+  for (int i = 0; i < pool; ++i)
+    d.lanes.push_back(i == 0 ? d.comm : detail::DupOwned(comm, &d.comms_created));
   if (d.options.schedule_params.node_aware || d.options.ranks_per_node > 0)
     d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
                                      d.options.hardware_node_order, &d.comms_created);
@@ -221,7 +258,7 @@ Context::Context(ContextOptions options)
   // and the cluster tree, costs one temporary communicator here (freed at once).
   using Pred = SelectionTree::Pred;
   d.facts = detail::NodeFacts(
-      comm, d.size, d.nodes.get(),
+      comm, d.comm, d.size, d.nodes.get(),
       builtin || tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
           tree.Tests(static_cast<std::uint8_t>(Pred::node_count)) || tree.UsesNodeAware(),
       &d.comms_created);
@@ -276,10 +313,10 @@ Context::~Context() {
   for (auto& send : d.ctrl_sends)
     if (send->request != MPI_REQUEST_NULL) MPI_Request_free(&send->request);
   d.ctrl_sends.clear();
-  for (auto& c : d.pool) MPI_Comm_free(&c);
+  for (std::size_t i = 1; i < d.lanes.size(); ++i) MPI_Comm_free(&d.lanes[i]);
+  d.lanes.clear();
   if (d.nodes) detail::FreeNodeLayout(d.nodes.get());
-  if (d.p2p != MPI_COMM_NULL) MPI_Comm_free(&d.p2p);
-  if (d.ctrl != MPI_COMM_NULL) MPI_Comm_free(&d.ctrl);
+  if (d.comm != MPI_COMM_NULL) MPI_Comm_free(&d.comm);
 #endif
 }
 

@@ -18,14 +18,25 @@
 
 namespace tributary::detail {
 
-/// Control messages between the Contexts of different ranks (on the control communicator).
-enum ControlTag : int {
-  kTagFailure = 1,
-  kTagQuery = 2,
-  kTagStatus = 3,
-  kTagAck = 4,
-  kTagRelease = 5
+/// Control messages between the Contexts of different ranks: one tag of the Context's
+/// communicator (kControlTag), the kind in the message's first byte.
+enum ControlKind : char {
+  kCtrlFailure = 'F',
+  kCtrlQuery = 'Q',
+  kCtrlStatus = 'S',
+  kCtrlAck = 'A',
+  kCtrlRelease = 'R'
 };
+
+/// The tags of the Context's communicator: block 0 (tags 0 .. kTagsPerSchedule - 1) is the
+/// control plane's, which uses its first tag; reduction object `slot` and generation g use
+/// block 1 + slot * kGenerationsInTag + g % kGenerationsInTag, so consecutive generations of
+/// an object never share tags (TagFor).
+inline constexpr int kControlTag = 0;
+/// Block 0's upper tags (kStartupTag ..): the agreement on node facts while the Context is
+/// created.
+inline constexpr int kStartupTag = 4;
+inline constexpr int kGenerationsInTag = 4;
 
 /// One watchdog report in the making: the objects this rank waits for, and every other
 /// rank's view of them (asked for over the control plane).
@@ -59,12 +70,15 @@ struct ContextImpl {
   bool mpi_reads_device = false;
 #if TRIBUTARY_HAVE_MPI
   MPI_Comm user = MPI_COMM_NULL;
-  MPI_Comm p2p = MPI_COMM_NULL;   // Tributary's own schedules (tags per object+generation)
-  MPI_Comm ctrl = MPI_COMM_NULL;  // failure notices and watchdog queries
-  std::vector<MPI_Comm> pool;     // one per live object, for the MPI-library path
+  /// The Context's one communicator: Tributary's own schedules and the control plane, told
+  /// apart by tag, and the MPI library's collectives of the object in slot 0.
+  MPI_Comm comm = MPI_COMM_NULL;
+  /// Communicators for the MPI library's schedule, one per slot below
+  /// ContextOptions::communicator_pool: lanes[0] is `comm`, the others are duplicates.
+  /// Objects in higher slots run Tributary's own schedules where the library's is chosen.
+  std::vector<MPI_Comm> lanes;
   int thread_level = MPI_THREAD_SINGLE;
   int tag_ub = 32767;
-  int generations_in_tag = 1;
   struct PendingSend {
     MPI_Request request = MPI_REQUEST_NULL;
     std::string text;
@@ -137,20 +151,34 @@ struct ContextImpl {
   /// Records an answer to a watchdog query.
   void TakeAnswer(int from, const std::string& answer);
 
-  /// Registers `core`: gives it an object id and a pool slot. Throws UsageError when the
-  /// pool is exhausted.
+  /// Registers `core`: gives it an object id and the lowest free slot (the same on every
+  /// rank, objects being created in the same order). Throws UsageError only where the MPI
+  /// library's tag space (MPI_TAG_UB) has no room for another slot.
   void Register(ReductionCore* core, int* id, int* slot);
   void Unregister(ReductionCore* core) noexcept;
   /// The tag base of a generation of the object in `slot` (own schedules).
   int TagFor(int slot, std::uint64_t generation) const noexcept;
+  /// The most slots the tag space holds.
+  int MaxSlots() const noexcept;
+#if TRIBUTARY_HAVE_MPI
+  /// The communicator of the MPI library's schedule for `slot`; MPI_COMM_NULL beyond the
+  /// pool.
+  MPI_Comm LaneFor(int slot) const noexcept {
+    return slot >= 0 && slot < static_cast<int>(lanes.size())
+               ? lanes[static_cast<std::size_t>(slot)]
+               : MPI_COMM_NULL;
+  }
+#endif
+  /// Whether the object in `slot` may run the MPI library's schedule.
+  bool HasLane(int slot) const noexcept;
   /// Throws UsageError when MPI may not be called from this thread.
   void CheckThread() const;
   /// Reports an error that cannot be thrown.
   void HandleError(const std::string& message) noexcept;
 
   // Control plane (control_plane.cpp) and watchdog (watchdog.cpp).
-  void SendControl(int dest, int tag, std::string text);  // requires mpi_mutex
-  void PollControl();                                     // requires mpi_mutex
+  void SendControl(int dest, ControlKind kind, const std::string& text);  // requires mpi_mutex
+  void PollControl();                                                     // requires mpi_mutex
 #if TRIBUTARY_HAVE_MPI
   /// Context::Progress's turn of the control plane: receives notices and queries, fails
   /// every generation here on another rank's failure notice, then settles the failure
@@ -181,6 +209,14 @@ struct ContextImpl {
 std::string ThreadLevelAdvice(int level);
 #endif
 
+/// Tributary's own schedule where the MPI library's is chosen for an object without a
+/// communicator of the pool (ContextOptions::communicator_pool): order-keeping, for
+/// `collective` on `bytes` bytes.
+SelectionChoice LibraryStandIn(Collective collective, std::size_t bytes) noexcept;
+
+/// The watchdog's clock: steady_clock, or under SimGrid SMPI the simulated time.
+std::chrono::steady_clock::time_point WatchdogClock() noexcept;
+
 /// True once MPI_Finalize has been called (always false in the serial build).
 bool MpiFinalized() noexcept;
 
@@ -198,9 +234,10 @@ std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, in
 /// Frees the layout's communicators.
 void FreeNodeLayout(NodeLayout* nodes) noexcept;
 /// Ranks per node (the largest node) and node count, from the layout or, where `needed`,
-/// from a temporary shared-memory split (counted in `created`, freed at once). Collective.
-SelectionFacts NodeFacts(MPI_Comm comm, int size, const NodeLayout* nodes, bool needed,
-                         int* created);
+/// from a temporary shared-memory split of `comm` (counted in `created`, freed at once)
+/// and messages on `p2p` at the tags of kStartupTag. Collective.
+SelectionFacts NodeFacts(MPI_Comm comm, MPI_Comm p2p, int size, const NodeLayout* nodes,
+                         bool needed, int* created);
 
 /// The selection tree of a Context: the options' file, else TRIBUTARY_SELECTION, else the
 /// built-in tree (*builtin set: the single-machine tree, which the Context swaps for the

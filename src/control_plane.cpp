@@ -1,5 +1,6 @@
 // The control plane between Contexts, and how a failure reaches every rank. Messages are
-// short strings on the Context's control communicator, sent with MPI_Isend and received
+// short strings on the control tag of the Context's communicator (their kind in the first
+// byte), sent with MPI_Isend and received
 // with MPI_Iprobe + MPI_Recv of a message that has already arrived, so nothing here blocks:
 // failure notices and their acknowledgements, and the watchdog's queries and answers.
 #include <chrono>
@@ -34,11 +35,13 @@ void AbortJob(const ContextImpl* context, int code, const std::string& text) noe
 }
 
 #if TRIBUTARY_HAVE_MPI
-void ContextImpl::SendControl(int dest, int tag, std::string text) {
+void ContextImpl::SendControl(int dest, ControlKind kind, const std::string& text) {
   auto send = std::make_unique<PendingSend>();
-  send->text = std::move(text);
-  CheckMpi(MPI_Isend(send->text.data(), static_cast<int>(send->text.size()), MPI_CHAR, dest, tag,
-                     ctrl, &send->request),
+  send->text.reserve(text.size() + 1);
+  send->text.push_back(static_cast<char>(kind));
+  send->text += text;
+  CheckMpi(MPI_Isend(send->text.data(), static_cast<int>(send->text.size()), MPI_CHAR, dest,
+                     kControlTag, comm, &send->request),
            "MPI_Isend");
   ctrl_sends.push_back(std::move(send));
 }
@@ -53,28 +56,31 @@ void ContextImpl::PollControl() {
   for (;;) {
     int flag = 0;
     MPI_Status status;
-    CheckMpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctrl, &flag, &status), "MPI_Iprobe");
+    CheckMpi(MPI_Iprobe(MPI_ANY_SOURCE, kControlTag, comm, &flag, &status), "MPI_Iprobe");
     if (!flag) return;
     int len = 0;
     CheckMpi(MPI_Get_count(&status, MPI_CHAR, &len), "MPI_Get_count");
     std::string text(static_cast<std::size_t>(len), '\0');
-    CheckMpi(MPI_Recv(text.data(), len, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, ctrl,
+    CheckMpi(MPI_Recv(text.data(), len, MPI_CHAR, status.MPI_SOURCE, kControlTag, comm,
                       MPI_STATUS_IGNORE),
              "MPI_Recv");
+    if (text.empty()) continue;
+    const char kind = text[0];
+    text.erase(0, 1);
     const int from = status.MPI_SOURCE;
-    if (status.MPI_TAG == kTagFailure) {
+    if (kind == kCtrlFailure) {
       if (!failed.exchange(true)) {
         failure_text = text;
         failure_origin = from;
       }
       acks_owed.push_back(from);  // once this rank's generations have failed (SettleFailure)
-    } else if (status.MPI_TAG == kTagAck) {
+    } else if (kind == kCtrlAck) {
       if (acks_needed > 0) --acks_needed;
-    } else if (status.MPI_TAG == kTagRelease) {
+    } else if (kind == kCtrlRelease) {
       released = true;
-    } else if (status.MPI_TAG == kTagQuery) {
-      SendControl(from, kTagStatus, AnswerQuery(text));
-    } else if (status.MPI_TAG == kTagStatus) {
+    } else if (kind == kCtrlQuery) {
+      SendControl(from, kCtrlStatus, AnswerQuery(text));
+    } else if (kind == kCtrlStatus) {
       TakeAnswer(from, text);
     }
   }
@@ -98,7 +104,7 @@ void ContextImpl::FailHere(const std::string& text) {
     std::lock_guard<std::mutex> mpi(mpi_mutex);
     acks_needed = size - 1;
     for (int r = 0; r < size; ++r)
-      if (r != rank) SendControl(r, kTagFailure, text);
+      if (r != rank) SendControl(r, kCtrlFailure, text);
   }
 #endif
   FailAll(text, false, rank, /*defer=*/size > 1);
@@ -109,12 +115,12 @@ void ContextImpl::SettleFailure() {
   bool launch = false;
   {
     std::lock_guard<std::mutex> mpi(mpi_mutex);
-    for (int r : acks_owed) SendControl(r, kTagAck, "");
+    for (int r : acks_owed) SendControl(r, kCtrlAck, "");
     acks_owed.clear();
     if (failure_origin == rank && acks_needed == 0 && !release_sent) {
       release_sent = true;
       for (int r = 0; r < size; ++r)
-        if (r != rank) SendControl(r, kTagRelease, "");
+        if (r != rank) SendControl(r, kCtrlRelease, "");
       released = true;
     }
     launch = released && !launched_abandoned;

@@ -118,6 +118,10 @@ ReductionCore::~ReductionCore() {
   impl.Unregister(this);
 }
 
+bool ReductionCore::HasLibraryLane() const noexcept {
+  return ctx_ && ctx_->Impl().HasLane(pool_slot_);
+}
+
 std::string ReductionCore::Name() const {
   std::string n = what_;
   if (!label_.empty()) n += " '" + label_ + "'";
@@ -363,12 +367,12 @@ void ReductionCore::StartAgreement(const WindowNeeds* measured) {
   length_check_[5] = -local.lo;
   length_check_[6] = local.terms;
   length_check_[7] = local.special ? 1 : 0;
-  // Tributary's recursive doubling on the point-to-point communicator, in the upper tags of
+  // Tributary's recursive doubling on the Context's communicator, in the upper tags of
   // this generation's block (the schedules use the lower ones); about half the time of the
   // MPI library's MPI_Iallreduce (measured when the round was 48 bytes).
   ScheduleArgs check;
   check.collective = Collective::allreduce;
-  check.comm = impl.p2p;
+  check.comm = impl.comm;
   check.tag = impl.TagFor(pool_slot_, Generation()) + kPreRoundTag;
   check.data = length_check_;
   check.payload.count = 8;
@@ -462,6 +466,17 @@ void ReductionCore::ChooseSchedule() {
       params_.node_aware = false;
 #endif
   }
+  // The MPI library's collectives need a communicator whose collective order agrees on
+  // every rank; objects beyond the pool (ContextOptions::communicator_pool) take one of
+  // Tributary's schedules instead, chosen from what every rank knows alike.
+  const bool stand_in = kind_ == ScheduleKind::mpi_library && !impl.HasLane(pool_slot_);
+  if (stand_in) {
+    if (spec_.device_memory)
+      throw UsageError("device memory to the MPI library without a communicator of the pool");
+    const SelectionChoice c = LibraryStandIn(spec_.collective, bytes);
+    kind_ = c.kind;
+    params_ = c.params;
+  }
   if (spec_.signature != 0)
     spec_.signature = (spec_.signature * 131 + static_cast<std::uint64_t>(kind_) + 1) * 31 +
                       static_cast<std::uint64_t>(params_.radix) * 7 + params_.segment_bytes +
@@ -474,6 +489,8 @@ void ReductionCore::ChooseSchedule() {
                  spec_.payload.commutative ? "commutative" : "non-commutative", ToString(kind_),
                  params_.node_aware ? " (node-aware)" : "",
                  spec_.device_memory ? " [device memory to the MPI library]"
+                 : stand_in          ? " [for mpi_library: no communicator of the pool left; "
+                                       "ContextOptions::communicator_pool]"
                  : forced            ? " [forced by ContextOptions]"
                                      : "");
   }
@@ -514,8 +531,7 @@ void ReductionCore::StartSchedule() {
       args.payload.op = GenericMpiOp(args.payload.commutative);
     }
   }
-  args.comm = kind == ScheduleKind::mpi_library ? impl.pool[static_cast<std::size_t>(pool_slot_)]
-                                                : impl.p2p;
+  args.comm = kind == ScheduleKind::mpi_library ? impl.LaneFor(pool_slot_) : impl.comm;
   args.tag = impl.TagFor(pool_slot_, Generation());
   args.nodes = impl.nodes.get();
   args.trace = trace_ ? trace_->ScheduleStart(id_, Generation(), kind) : nullptr;

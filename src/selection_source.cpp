@@ -48,22 +48,25 @@ SelectionSource ReadSelectionSource(const std::string& option) {
 SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option, bool* builtin) {
   SelectionSource s;
   if (rank == 0) s = ReadSelectionSource(option);
-  const auto bcast = [&](std::string* str) {
-    long long n = static_cast<long long>(str->size());
-    CheckMpi(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm), "MPI_Bcast");
-    str->resize(static_cast<std::size_t>(n));
-    if (n) CheckMpi(MPI_Bcast(str->data(), static_cast<int>(n), MPI_CHAR, 0, comm), "MPI_Bcast");
-  };
-  bcast(&s.error);
-  if (!s.error.empty()) throw UsageError("tributary::Context: " + s.error);
-  int use_builtin = s.builtin ? 1 : 0;
-  CheckMpi(MPI_Bcast(&use_builtin, 1, MPI_INT, 0, comm), "MPI_Bcast");
-  *builtin = use_builtin != 0;
+  // One broadcast of the lengths (and the built-in flag), one of the bytes where there are
+  // any: the built-in tree costs one small broadcast.
+  long long head[4] = {static_cast<long long>(s.error.size()), s.builtin ? 1 : 0,
+                       static_cast<long long>(s.name.size()),
+                       static_cast<long long>(s.text.size())};
+  CheckMpi(MPI_Bcast(head, 4, MPI_LONG_LONG, 0, comm), "MPI_Bcast");
+  std::string bytes = s.error + s.name + s.text;
+  const auto total = static_cast<std::size_t>(head[0] + head[2] + head[3]);
+  bytes.resize(total);
+  if (total)
+    CheckMpi(MPI_Bcast(bytes.data(), static_cast<int>(total), MPI_CHAR, 0, comm), "MPI_Bcast");
+  const auto error_len = static_cast<std::size_t>(head[0]);
+  const auto name_len = static_cast<std::size_t>(head[2]);
+  if (error_len) throw UsageError("tributary::Context: " + bytes.substr(0, error_len));
+  *builtin = head[1] != 0;
   if (*builtin)
     return SelectionTree::Parse(SelectionTree::DefaultJson(), "built-in selection tree");
-  bcast(&s.name);
-  bcast(&s.text);
-  return SelectionTree::Parse(s.text, s.name);
+  return SelectionTree::Parse(bytes.substr(error_len + name_len),
+                              bytes.substr(error_len, name_len));
 }
 #else
 SelectionTree LoadSelection(const std::string& option) {

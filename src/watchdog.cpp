@@ -72,6 +72,18 @@ void ContextImpl::TakeAnswer(int from, const std::string& answer) {
   }
 }
 
+std::chrono::steady_clock::time_point WatchdogClock() noexcept {
+#if TRIBUTARY_HAVE_SMPI
+  // Simulated time: a simulated run takes far longer in wall time than it simulates. The
+  // offset keeps a stamp taken at simulated time 0 apart from "not stamped yet" (0).
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(MPI_Wtime() + 1.0)));
+#else
+  return std::chrono::steady_clock::now();
+#endif
+}
+
 namespace {
 std::string Seconds(double s) {
   std::ostringstream o;
@@ -83,7 +95,7 @@ std::string Seconds(double s) {
 void ContextImpl::RunWatchdog() {
   if (failed.load()) return;  // after a failure nothing waits any more
   const double timeout = options.watchdog.count();
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = WatchdogClock();
   std::string text;
   {
     std::lock_guard<std::mutex> lock(registry_mutex);
@@ -136,7 +148,7 @@ void ContextImpl::RunWatchdog() {
       for (const auto& e : query.entries) ask << " " << e.object << " " << e.generation;
       std::lock_guard<std::mutex> mpi(mpi_mutex);
       for (int r = 0; r < size; ++r)
-        if (r != rank) SendControl(r, kTagQuery, ask.str());
+        if (r != rank) SendControl(r, kCtrlQuery, ask.str());
 #endif
     }
     // Wait for every answer, or give the others as long again as the time-out (at most 2 s).

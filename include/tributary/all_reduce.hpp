@@ -22,8 +22,8 @@ class AllReduce : public detail::ReductionFor<T> {
   using Base = detail::ReductionFor<T>;
 
  public:
-  /// An all-reduce on `ctx`, named `label` in messages. Takes one communicator of the
-  /// Context's pool for its lifetime.
+  /// An all-reduce on `ctx`, named `label` in messages. Takes a slot of the Context for its
+  /// lifetime (no communicator of its own; docs/reductions.md, "The ordering contract").
   explicit AllReduce(Context& ctx, std::string label = {})
       : Base(ctx, "AllReduce<" + detail::TypeLabel<T>() + ">", std::move(label)) {}
   /// Moves the object (not while its network phase is in flight: UsageError).

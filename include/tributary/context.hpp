@@ -1,6 +1,6 @@
 // tributary::Context: where reductions live. It wraps the user's communicator, owns every
-// communicator Tributary uses (created collectively once, bounded in number, freed before
-// MPI_Finalize), the options, and the bookkeeping of live reduction objects.
+// communicator Tributary uses (created collectively once — one by default — and freed
+// before MPI_Finalize), the options, and the bookkeeping of live reduction objects.
 #pragma once
 
 #include <chrono>
@@ -75,11 +75,17 @@ struct ContextOptions {
   Determinism determinism = Determinism::fast;
   /// Cross-rank checks.
   DebugLevel debug = DebugLevel::basic;
-  /// Number of communicators in the pool for the MPI-library path: at most this many
-  /// reduction objects (or batches) may exist at once on this Context.
-  int communicator_pool = 16;
+  /// Communicators for the MPI library's schedule (`mpi_library`), whose collectives need an
+  /// order that agrees on every rank: the objects in the first this many slots (by creation
+  /// order) each have one and run the library's schedule where it is chosen; the others run
+  /// one of Tributary's own schedules there instead (TRIBUTARY_LOG=selection says which).
+  /// There is no limit on live objects. The first is the Context's own communicator; each
+  /// further one is an MPI_Comm_dup made with the Context. 0: no object uses the library.
+  int communicator_pool = 1;
   /// After this long without completing, a generation is reported by the watchdog (which
-  /// lists and ranks have not contributed; each rank's state); zero disables it.
+  /// lists and ranks have not contributed; each rank's state), and so is a poll that has
+  /// waited this long for a start; zero disables it. Under SimGrid SMPI it counts simulated
+  /// time, and the task watchdog of Execute(tasks) is off (it can only read the wall clock).
   std::chrono::duration<double> watchdog{60};
   /// What the watchdog does: report once and keep waiting (default), or fail the
   /// generation by `on_failure` (abort, or propagate to every rank).

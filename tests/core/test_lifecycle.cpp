@@ -267,13 +267,25 @@ TEST(Lifecycle, ObjectsAreMovableWhenNotInFlight) {
   TRIBUTARY_EXPECT_ALL(ok);
 }
 
-TEST(Lifecycle, PoolExhaustionIsAClearError) {
+// No ceiling of live objects: those beyond ContextOptions::communicator_pool run one of
+// Tributary's schedules where the MPI library's is chosen (here forced), with the same result.
+TEST(Lifecycle, ObjectsBeyondThePoolRunTributarysOwnSchedules) {
   tributary::ContextOptions options;
   options.communicator_pool = 2;
+  options.allreduce_schedule = tributary::ScheduleKind::mpi_library;
   tributary::Context ctx(options);
-  tributary::AllReduce<int> a(ctx), b(ctx);
-  const std::string msg = MessageOf<UsageError>([&] { tributary::AllReduce<int> c(ctx, "third"); });
-  TRIBUTARY_EXPECT_ALL(Contains(msg, "'third'") && Contains(msg, "communicator_pool"));
+  const int before = ctx.CommunicatorsCreated();
+  tributary::AllReduce<int> a(ctx), b(ctx), c(ctx, "third");
+  for (auto* r : {&a, &b, &c}) {
+    r->val = 2;
+    r->StartReduce(tributary::Sum{});
+  }
+  ctx.Wait(a, b, c);
+  TRIBUTARY_EXPECT_ALL(a.val == 2 * Size() && b.val == 2 * Size() && c.val == 2 * Size());
+  TRIBUTARY_EXPECT_ALL(a.ScheduleUsed() == tributary::ScheduleKind::mpi_library &&
+                       b.ScheduleUsed() == tributary::ScheduleKind::mpi_library &&
+                       c.ScheduleUsed() == tributary::ScheduleKind::recursive_doubling);
+  TRIBUTARY_EXPECT_ALL(ctx.CommunicatorsCreated() == before);
 }
 
 TEST(Lifecycle, ContextDestroyedBeforeItsObjectsGoesToTheHandler) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -187,9 +188,10 @@ TEST(Ordering, NoCommunicatorIsCreatedPerCycleAndTheContextsAreBounded) {
   const int per_context = CommCreations() - before;
   EXPECT_EQ(per_context, ctx.CommunicatorsCreated());
 #if TRIBUTARY_HAVE_MPI
-  // The pool, point-to-point and control; beside several ranks, the temporary shared-memory
-  // split (freed at once) that tells the built-in selection tree how many nodes there are.
-  EXPECT_EQ(per_context, 4 + 2 + (Size() > 1 ? 1 : 0));
+  // The Context's communicator and three more for the MPI library's schedule; beside
+  // several ranks, the temporary shared-memory split (freed at once) that tells the
+  // built-in selection tree how many nodes there are.
+  EXPECT_EQ(per_context, 1 + 3 + (Size() > 1 ? 1 : 0));
 #endif
   for (int cycle = 0; cycle < 500; ++cycle) {
     tributary::AllReduce<int> r(ctx);
@@ -199,6 +201,108 @@ TEST(Ordering, NoCommunicatorIsCreatedPerCycleAndTheContextsAreBounded) {
     }
   }
   TRIBUTARY_EXPECT_ALL(CommCreations() - before == per_context);
+}
+
+// Objects an application holds in dozens: 100 live reductions of three kinds, started in a
+// different random order on every rank and polled in yet another, over several generations,
+// with some destroyed and created again in between (slots reused). No communicator is
+// created for any of them. With the MPI library forced and a pool of 4, the first four run
+// the library's collectives on their own communicators while the others run Tributary's
+// schedules on the Context's.
+void HundredLiveObjects(bool forced_library) {
+  tributary::ContextOptions options;
+  if (forced_library) {
+    options.communicator_pool = 4;
+    options.allreduce_schedule = tributary::ScheduleKind::mpi_library;
+    options.reduce_schedule = tributary::ScheduleKind::mpi_library;
+  }
+  tributary::Context ctx(options);
+  const int after_context = CommCreations();
+  constexpr int kObjects = 100;
+  // Kind by index: 0 a scalar sum, 1 a vector max (sizes up to 16 KiB), 2 a reduce to a root.
+  std::vector<std::unique_ptr<tributary::AllReduce<double>>> scalars(kObjects);
+  std::vector<std::unique_ptr<tributary::AllReduce<std::vector<int>>>> vectors(kObjects);
+  std::vector<std::unique_ptr<tributary::Reduce<long>>> reduces(kObjects);
+  auto make = [&](int k) {
+    const std::string name = "o" + std::to_string(k);
+    if (k % 3 == 0) scalars[k] = std::make_unique<tributary::AllReduce<double>>(ctx, name);
+    if (k % 3 == 1)
+      vectors[k] = std::make_unique<tributary::AllReduce<std::vector<int>>>(ctx, name);
+    if (k % 3 == 2) reduces[k] = std::make_unique<tributary::Reduce<long>>(ctx, name);
+  };
+  auto drop = [&](int k) {
+    scalars[k].reset();
+    vectors[k].reset();
+    reduces[k].reset();
+  };
+  for (int k = 0; k < kObjects; ++k) make(k);
+  std::mt19937 rng(99u + 7919u * static_cast<unsigned>(Rank()));
+  const int p = Size(), me = Rank();
+  bool ok = true;
+  int library = 0, own = 0;
+  for (int gen = 0; gen < 6; ++gen) {
+    if (gen == 3)  // ten objects go and come back, in the same order on every rank
+      for (int k = 10; k < 20; ++k) {
+        drop(k);
+        make(k);
+      }
+    std::vector<int> order(kObjects);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    const int root = gen % p;
+    for (int k : order) {
+      if (scalars[k]) {
+        scalars[k]->val = me + k + gen;
+        scalars[k]->StartReduce(tributary::Sum{});
+      } else if (vectors[k]) {
+        vectors[k]->val.assign(static_cast<std::size_t>(1 + (k * 37 + gen) % 4096), me * k);
+        vectors[k]->StartReduce(tributary::Max{});
+      } else {
+        reduces[k]->val = k + gen;
+        reduces[k]->StartReduce(root, tributary::Sum{});
+      }
+    }
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<char> done(kObjects, 0);
+    for (int left = kObjects; left > 0;)
+      for (int k : order) {
+        if (done[k]) continue;
+        const TaskStatus s = scalars[k]   ? scalars[k]->CheckReduce()
+                             : vectors[k] ? vectors[k]->CheckReduce()
+                                          : reduces[k]->CheckReduce();
+        if (s == TaskStatus::complete) {
+          done[k] = 1;
+          --left;
+        }
+      }
+    for (int k = 0; k < kObjects; ++k) {
+      tributary::ScheduleKind used = tributary::ScheduleKind::mpi_library;
+      if (scalars[k]) {
+        ok = ok && scalars[k]->val == p * (k + gen) + p * (p - 1) / 2.0;
+        used = scalars[k]->ScheduleUsed();
+      } else if (vectors[k]) {
+        ok = ok && vectors[k]->val.size() == static_cast<std::size_t>(1 + (k * 37 + gen) % 4096) &&
+             vectors[k]->val.back() == (p - 1) * k;
+        used = vectors[k]->ScheduleUsed();
+      } else {
+        ok = ok && (me != root || reduces[k]->val == static_cast<long>(p) * (k + gen));
+        used = reduces[k]->ScheduleUsed();
+      }
+      (used == tributary::ScheduleKind::mpi_library ? library : own) += 1;
+    }
+  }
+  TRIBUTARY_EXPECT_ALL(ok);
+  // Slots 0-3 hold the library's lanes: objects 0-3 every generation.
+  TRIBUTARY_EXPECT_ALL(forced_library ? library == 4 * 6 : library == 0);
+  TRIBUTARY_EXPECT_ALL(CommCreations() == after_context);
+}
+
+TEST(Ordering, AHundredLiveObjectsStartedInDifferentOrdersOnEveryRank) {
+  HundredLiveObjects(false);
+}
+
+TEST(Ordering, AHundredLiveObjectsWithTheMpiLibraryForcedOnAPoolOfFour) {
+  HundredLiveObjects(true);
 }
 
 }  // namespace

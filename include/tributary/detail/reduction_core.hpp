@@ -108,8 +108,8 @@ using ReadyFn = bool (*)(void* client);
 
 class ReductionCore {
  public:
-  /// Registers an object of kind `what` (e.g. "AllReduce<double>") with `ctx`; takes one
-  /// communicator from the Context's pool.
+  /// Registers an object of kind `what` (e.g. "AllReduce<double>") with `ctx`; takes the
+  /// lowest free slot of the Context.
   ReductionCore(Context& ctx, std::string what, std::string label);
   ~ReductionCore();
   ReductionCore(const ReductionCore&) = delete;
@@ -202,8 +202,13 @@ class ReductionCore {
   /// A one-line status for the watchdog.
   std::string Status() const;
   int ObjectId() const noexcept { return id_; }
-  /// The communicator of the Context's pool this object uses (not a list's partial slot).
+  /// The object's slot on its Context (the lowest free one at construction, so the same on
+  /// every rank): its tags, and its communicator for the MPI library's schedule where the
+  /// slot is below ContextOptions::communicator_pool (not a list's partial slot).
   int PoolSlot() const noexcept { return pool_slot_; }
+  /// Whether this object has a communicator for the MPI library's schedule; without one it
+  /// runs Tributary's own schedules where the library's is chosen.
+  bool HasLibraryLane() const noexcept;
   Context* Ctx() const noexcept { return ctx_; }
   /// Seconds since this generation was armed.
   double SecondsArmed(std::chrono::steady_clock::time_point now) noexcept;

@@ -157,7 +157,7 @@ class StagedReduction : protected TypedReduction<std::vector<typename T::non_con
       return;
     }
     if constexpr (kLibraryCombines<Op, E>) {
-      if (Base::core_->Ctx()->MpiReadsDeviceMemory() &&
+      if (Base::core_->Ctx()->MpiReadsDeviceMemory() && Base::core_->HasLibraryLane() &&
           Base::DeterminismMode() == Determinism::fast) {
         const bool receives =
             collective != Collective::reduce || Base::core_->Ctx()->Rank() == root;
