@@ -222,6 +222,7 @@ TEST(StagedView, RankCountIndependentSumsExactly) {
 TEST(StagedView, DeviceAwareMpiHandsTheViewToTheLibrary) {
   tributary::ContextOptions o;
   o.device_aware_mpi = tributary::DeviceAwareMpi::on;
+  o.communicator_pool = 2;  // the library's schedule for the first two objects
   tributary::Context ctx(o);
   EXPECT_TRUE(ctx.MpiReadsDeviceMemory());
   AllReduce<DView> total(ctx, "direct-sum");
@@ -247,7 +248,14 @@ TEST(StagedView, DeviceAwareMpiHandsTheViewToTheLibrary) {
   else
     EXPECT_EQ(ToHost(r.val), std::vector<std::int64_t>(1, 5));
 
-  // Not for the library: a user operator, and run_to_run (the library's order is unspecified).
+  // Not for the library: an object beyond the pool, a user operator, and run_to_run (the
+  // library's order is unspecified).
+  AllReduce<DView> third(ctx, "beyond-the-pool");
+  third.val = Filled<DView>(Rank(), 0, 40);
+  third.StartReduce(tributary::Sum{});
+  Wait(ctx, third);
+  EXPECT_FALSE(third.PassedDeviceMemory());
+  EXPECT_EQ(ToHost(third.val), SumOverRanks<double>(40));
   AllReduce<AView> maps(ctx, "staged-anyway");
   maps.val = AView("maps", 2);
   maps.StartReduce(Compose{});
