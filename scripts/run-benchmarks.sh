@@ -11,29 +11,33 @@
 # and then refreshes the tables of docs/performance.md from sections/, and the plots it
 # shows from *.png (scripts/update-performance.sh; not with --quick or --no-doc).
 #
-#   scripts/run-benchmarks.sh [--quick | --full] [--no-doc] [--out DIR]
+#   scripts/run-benchmarks.sh [--quick | --full] [--no-doc] [--only ID,...] [--out DIR]
 #                                                     (default DIR: results/<date-time>)
 #
 # The default run measures messages up to 16 MiB per rank (reference 004 up to 16M ints) at
 # 1 to 4 ranks. --full adds reference 004's 256M-int row (where it fits in memory) and 8
 # ranks (latency and reference 004, oversubscribed on this machine). --quick runs every
 # benchmark with a few iterations and messages up to 1 MiB: a check that everything runs,
-# not figures to quote. Every ratio is measured side by side in one run. Progress (which
-# benchmark, how many of how many, the time so far) goes to stderr.
+# not figures to quote. --only runs the sections named (their IDs, as in the markers of
+# docs/performance.md, e.g. reductions-np2), and the refresh then replaces only their
+# blocks. Every ratio is measured side by side in one run. Progress (which benchmark, how
+# many of how many, the time so far) goes to stderr.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 quick=()
 full=0
 doc=1
+only=""
 out="$root/results/$(date +%Y%m%d-%H%M%S)"
 while (($#)); do
   case "$1" in
     --quick) quick=(--quick) ;;
     --full) full=1 ;;
     --no-doc) doc=0 ;;
+    --only) [[ $# -ge 2 ]] || { echo "--only needs section IDs" >&2; exit 2; }; only=",$2,"; shift ;;
     --out) [[ $# -ge 2 ]] || { echo "--out needs a folder" >&2; exit 2; }; out="$2"; shift ;;
-    *) echo "usage: scripts/run-benchmarks.sh [--quick | --full] [--no-doc] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: scripts/run-benchmarks.sh [--quick | --full] [--no-doc] [--only ID,...] [--out DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -62,6 +66,7 @@ summary="$out/summary.md"
   mode="default run"
   ((${#quick[@]})) && mode="--quick"
   ((full)) && mode="--full"
+  [[ -n "$only" ]] && mode="$mode, --only ${only:1:${#only}-2}"
   echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(uname -r); $mode"
 } >"$summary"
 b="$TRIBUTARY_BUILD/bench"
@@ -75,6 +80,7 @@ started=$SECONDS
 section() {
   local id="$1" title="$2"
   shift 2
+  [[ -z "$only" || "$only" == *",$id,"* ]] || return 0
   done_sections=$((done_sections + 1))
   printf '=== [%d/%d, %d s so far] %s\n' "$done_sections" "$total" $((SECONDS - started)) "$title" >&2
   "$@" 2>/dev/null >"$out/sections/$id.md"

@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "agreement.hpp"
 #include "context_impl.hpp"
 #include "mpi_registry.hpp"
 #include "schedules/schedule.hpp"
@@ -33,17 +34,6 @@ const char* ToString(Phase p) noexcept {
   return "unknown";
 }
 
-#if TRIBUTARY_HAVE_MPI
-namespace {
-// The combine of the pre-round: elementwise maximum of 64-bit integers.
-void MaxInt64(const void*, const void* in, void* inout, std::size_t count) noexcept {
-  const auto* a = static_cast<const std::int64_t*>(in);
-  auto* b = static_cast<std::int64_t*>(inout);
-  for (std::size_t k = 0; k < count; ++k) b[k] = a[k] > b[k] ? a[k] : b[k];
-}
-}  // namespace
-#endif
-
 void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept {
   const auto& layout = *static_cast<const PackedLayout*>(state);
   for (std::size_t k = 0; k < count; ++k) {
@@ -52,6 +42,12 @@ void PackedCombine(const void* state, const void* in, void* inout, std::size_t c
     PackedHeader hin, hout;
     std::memcpy(&hin, src, sizeof hin);
     std::memcpy(&hout, dst, sizeof hout);
+    if (hin.agreement != hout.agreement) {
+      // The ranks started the generation differently: the layouts may differ too.
+      hout.agreement = PackedHeader::kDisagreed;
+      std::memcpy(dst, &hout, sizeof hout);
+      continue;
+    }
     if (hin.error_rank >= 0 || hout.error_rank >= 0) {
       // A failure upstream: keep the lowest failing rank, skip the combine.
       if (hout.error_rank < 0 || (hin.error_rank >= 0 && hin.error_rank < hout.error_rank))
@@ -76,7 +72,11 @@ void PackedCombine(const void* state, const void* in, void* inout, std::size_t c
 }
 
 ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
-    : ctx_(&ctx), what_(std::move(what)), label_(std::move(label)) {
+    : ctx_(&ctx),
+      what_(std::move(what)),
+      label_(std::move(label)),
+      agreement_(std::make_unique<Agreement>()),
+      object_code_(HashText(label_.c_str(), HashText(what_.c_str()) * 31)) {
   ctx.Impl().Register(this, &id_, &pool_slot_);
   trace_ = TraceFor(&ctx, id_, Name());
 }
@@ -105,7 +105,9 @@ ReductionCore::~ReductionCore() {
                      "CheckReduce returns complete before destroying it");
     if (schedule_active_)
       (void)schedule_.release();  // its requests may still write: never free them
-    if (length_pending_) (void)check_schedule_.release();
+#if TRIBUTARY_HAVE_MPI
+    if (agreement_pending_) agreement_->Abandon();
+#endif
   }
 #if TRIBUTARY_HAVE_MPI
   if (packed_type_ != MPI_DATATYPE_NULL) {
@@ -308,9 +310,22 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   auto mpi = impl.LockMpi();
   try {
     speculative_ = false;
+    const DebugLevel level = impl.options.debug;
+    const bool full = level == DebugLevel::full;
+    record_hash_ = 0;
+    schedule_code_ = 0;
+    if (level != DebugLevel::none) {
+      // The record is compared wherever a round carries it: the pre-round, or the header of
+      // a packed message.
+      AgreementRecord record = spec_.agreement;
+      if (record.fingerprint) record.op = record.fingerprint(record.client);
+      record_op_ = record.op;
+      if (spec_.check_length) record.count = 0;  // compared as the length
+      record_hash_ = RecordHash(record, object_code_);
+      if (!spec_.window) schedule_code_ = ScheduleCode(kind_, params_);
+    }
     const WindowNeeds* guess = spec_.window ? spec_.window->Guess() : nullptr;
-    if (guess && !spec_.check_length && spec_.signature == 0 &&
-        spec_.collective == Collective::allreduce) {
+    if (guess && !spec_.check_length && !full && spec_.collective == Collective::allreduce) {
       // An exact allreduce with a window agreed before. Large messages are written in it
       // while measured, and the agreement follows (the records stand where it agrees on
       // the same window). Others skip the agreement: the records end with a count of the
@@ -331,7 +346,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
         speculative_ = true;
         StartSchedule();
       }
-    } else if (spec_.check_length || spec_.signature != 0 || spec_.window) {
+    } else if (spec_.check_length || full || spec_.window) {
       StartAgreement();
     } else {
       StartSchedule();
@@ -350,39 +365,93 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
 }
 
 #if TRIBUTARY_HAVE_MPI
-// One small allreduce of {n, -n, s, -s, hi, -lo, terms, special} with MAX gives every rank
-// max and min of the lengths, of the signatures and of the exact-sum windows.
+// The pre-round (src/agreement.cpp): lengths, the agreement record, the schedule and the
+// exact-sum window, in one small allreduce on the point-to-point communicator.
 void ReductionCore::StartAgreement(const WindowNeeds* measured) {
   auto& impl = ctx_->Impl();
-  const auto sig = static_cast<std::int64_t>(spec_.signature >> 1);
-  const auto len = spec_.check_length ? static_cast<std::int64_t>(spec_.length) : 0;
-  length_check_[0] = len;
-  length_check_[1] = -len;
-  length_check_[2] = sig;
-  length_check_[3] = -sig;
-  const WindowNeeds local = measured       ? *measured
-                            : spec_.window ? spec_.window->Measure()
-                                           : WindowNeeds{};
-  length_check_[4] = local.hi;
-  length_check_[5] = -local.lo;
-  length_check_[6] = local.terms;
-  length_check_[7] = local.special ? 1 : 0;
-  // Tributary's recursive doubling on the Context's communicator, in the upper tags of
-  // this generation's block (the schedules use the lower ones); about half the time of the
-  // MPI library's MPI_Iallreduce (measured when the round was 48 bytes).
-  ScheduleArgs check;
-  check.collective = Collective::allreduce;
-  check.comm = impl.comm;
-  check.tag = impl.TagFor(pool_slot_, Generation()) + kPreRoundTag;
-  check.data = length_check_;
-  check.payload.count = 8;
-  check.payload.elem_size = sizeof(std::int64_t);
-  check.payload.combine = &MaxInt64;
-  check.payload.commutative = true;
-  if (!check_schedule_ || !check_schedule_->Rearm(check))
-    check_schedule_ = MakeSchedule(ScheduleKind::recursive_doubling, check);
-  check_schedule_->Start();
-  length_pending_ = true;
+  Agreement::Input in;
+  in.record = record_hash_;
+  in.schedule = schedule_code_;
+  in.length = static_cast<std::int64_t>(spec_.length);
+  in.check_length = spec_.check_length;
+  in.window = measured ? *measured : spec_.window ? spec_.window->Measure() : WindowNeeds{};
+  ScheduleArgs base;
+  base.comm = impl.comm;
+  base.tag = impl.TagFor(pool_slot_, Generation());
+  agreement_->StartPreRound(in, base);
+  agreement_pending_ = true;
+}
+
+// The round of the agreement has completed: true when the generation goes on (its schedule
+// started), false when it failed or the description round started.
+bool ReductionCore::AgreementDone() {
+  auto& impl = ctx_->Impl();
+  agreement_pending_ = false;
+  if (describing_) {
+    describing_ = false;
+    Disagree(agreement_->Differences());
+    return false;
+  }
+  switch (agreement_->Evaluate()) {
+    case Agreement::Verdict::differ: {
+      if (draining_) {  // failed already: no description round
+        draining_ = false;
+        return false;
+      }
+      // Every rank sees the same hashes: all describe themselves, none starts the reduction.
+      const std::string schedule =
+          std::string(ToString(kind_)) +
+          (TakesRadix(kind_) ? " (radix " + std::to_string(params_.radix) + ")" : std::string()) +
+          (params_.node_aware ? " (node-aware)" : "");
+      ScheduleArgs base;
+      base.comm = impl.comm;
+      base.tag = impl.TagFor(pool_slot_, Generation());
+      agreement_->StartDescriptions(
+          ViewOf(spec_.agreement, record_op_, Name(), object_code_, spec_.length,
+                 spec_.check_length, schedule, schedule_code_),
+          base);
+      agreement_pending_ = describing_ = true;
+      return false;
+    }
+    case Agreement::Verdict::lengths_differ:
+      if (draining_) {
+        draining_ = false;
+        return false;
+      }
+      // Every rank sees the same max and min: all fail together, none starts the reduction.
+      SetError(ErrorKind::usage,
+               Where() + ": value lengths differ across ranks: this rank has " +
+                   std::to_string(spec_.length) + " element(s); the ranks have between " +
+                   std::to_string(agreement_->MinLength()) + " and " +
+                   std::to_string(agreement_->MaxLength()),
+               impl.rank);
+      phase_.store(Phase::failed, std::memory_order_release);
+      return false;
+    case Agreement::Verdict::agreed:
+      break;
+  }
+  if (spec_.window) {
+    try {
+      UsePacked(spec_.window->Pack(agreement_->AgreedWindow(impl.size), false));
+    } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
+      SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
+      phase_.store(Phase::failed, std::memory_order_release);
+      return false;
+    }
+  }
+  StartSchedule();
+  return true;
+}
+
+void ReductionCore::Disagree(const std::string& what) {
+  SetError(ErrorKind::usage,
+           Where() +
+               ": the ranks started this generation differently, so none takes a result: " + what +
+               (ctx_->Impl().options.debug == DebugLevel::full
+                    ? " (checked at DebugLevel::full)"
+                    : " (found at DebugLevel::basic; DebugLevel::full checks every generation)"),
+           ctx_->Impl().rank);
+  phase_.store(Phase::failed, std::memory_order_release);
 }
 
 // A speculative exact allreduce has completed: the count of ranks whose data did not fit
@@ -418,8 +487,7 @@ void ReductionCore::FinishRecords() {
 }
 
 // The schedule of this generation: forced by the options, or chosen by the pruned selection
-// tree from inputs that are identical on every rank (DebugLevel::full checks the choice
-// with the signature).
+// tree from inputs that are identical on every rank (the pre-round compares the choice).
 void ReductionCore::ChooseSchedule() {
   auto& impl = ctx_->Impl();
   const auto& o = impl.options;
@@ -477,10 +545,6 @@ void ReductionCore::ChooseSchedule() {
     kind_ = c.kind;
     params_ = c.params;
   }
-  if (spec_.signature != 0)
-    spec_.signature = (spec_.signature * 131 + static_cast<std::uint64_t>(kind_) + 1) * 31 +
-                      static_cast<std::uint64_t>(params_.radix) * 7 + params_.segment_bytes +
-                      (params_.node_aware ? 1 : 0);
   if (impl.log_selection) {
     static const char* names[] = {"allreduce", "reduce", "allgather"};
     std::fprintf(stderr, "tributary: %s: %s of %zu B (%s, %s operator) -> %s%s%s\n",
@@ -531,6 +595,7 @@ void ReductionCore::StartSchedule() {
       args.payload.op = GenericMpiOp(args.payload.commutative);
     }
   }
+  if (spec_.packed) StampAgreement(spec_.data, record_hash_);
   args.comm = kind == ScheduleKind::mpi_library ? impl.LaneFor(pool_slot_) : impl.comm;
   args.tag = impl.TagFor(pool_slot_, Generation());
   args.nodes = impl.nodes.get();
@@ -583,47 +648,23 @@ bool ReductionCore::AdvanceLocked() {
   if (impl.size > 1) {
     impl.CheckThread();
     auto mpi = impl.LockMpi();
-    if (length_pending_) {
-      if (!check_schedule_->Progress()) return false;
-      length_pending_ = false;
-      const std::int64_t max = length_check_[0], min = -length_check_[1];
-      if (length_check_[2] != -length_check_[3]) {
-        SetError(ErrorKind::usage,
-                 Where() +
-                     ": the ranks started this generation with different operators, "
-                     "collectives or roots (checked at DebugLevel::full)",
-                 impl.rank);
-        phase_.store(Phase::failed, std::memory_order_release);
-        return true;
-      }
-      if (max != min) {
-        // Every rank sees the same max and min: all fail together, none starts the reduction.
-        SetError(ErrorKind::usage,
-                 Where() + ": value lengths differ across ranks: this rank has " +
-                     std::to_string(spec_.length) + " element(s); the ranks have between " +
-                     std::to_string(min) + " and " + std::to_string(max),
-                 impl.rank);
-        phase_.store(Phase::failed, std::memory_order_release);
-        return true;
-      }
-      if (spec_.window) {
-        try {
-          WindowNeeds agreed;
-          agreed.lo = -length_check_[5];
-          agreed.hi = length_check_[4];
-          agreed.terms = length_check_[6] * impl.size;
-          agreed.special = length_check_[7] != 0;
-          UsePacked(spec_.window->Pack(agreed, false));
-        } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
-          SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
-          phase_.store(Phase::failed, std::memory_order_release);
-          return true;
-        }
-      }
-      StartSchedule();
+    if (agreement_pending_) {
+      if (!agreement_->Progress()) return false;
+      if (!AgreementDone()) return State() == Phase::failed;
     }
     network_done = !schedule_active_ || schedule_->Progress();
     finished_by_schedule_ = network_done && schedule_active_ && schedule_->Finished();
+    if (network_done && schedule_active_ && spec_.packed && PackedDisagreed(spec_.data)) {
+      schedule_active_ = false;
+      if (draining_) {
+        draining_ = false;
+        return true;
+      }
+      Disagree(
+          "their operator, element type, count, collective, root, determinism mode or object "
+          "differs (DebugLevel::full names which, with each rank's value)");
+      return true;
+    }
     if (network_done && speculative_) {
       speculative_ = false;
       if (SpeculationMissed()) {

@@ -7,6 +7,8 @@
 //     default) vs without it (DebugLevel::none);
 //  6. the regional combine of 8 lists with the timeline of reductions on
 //     (ContextOptions::trace, written to a temporary file) vs off.
+//  7. the agreement checks (docs/reductions.md, "Ranks that disagree"): one AllReduce<double>
+//     and a batch of 8 scalars at DebugLevel::none, basic and full.
 // It ends with one table of those figures against their goals (docs/performance.md takes
 // that table as it is).
 #include <cstdio>
@@ -286,6 +288,85 @@ void TraceCost(const tb::Options& o, tb::GoalTable& sum) {
   }
 }
 
+// Each object in a Context of its own debug level; the same cycle on each.
+void AgreementCost(const tb::Options& o, tb::GoalTable& sum) {
+  const tributary::DebugLevel levels[3] = {
+      tributary::DebugLevel::none, tributary::DebugLevel::basic, tributary::DebugLevel::full};
+  const char* names[3] = {"DebugLevel::none", "DebugLevel::basic", "DebugLevel::full"};
+  std::vector<std::unique_ptr<tributary::Context>> ctx;
+  for (auto level : levels) {
+    tributary::ContextOptions options;
+    options.debug = level;
+    ctx.push_back(std::make_unique<tributary::Context>(options));
+  }
+  {
+    tb::Runner run(MPI_COMM_WORLD, "one AllReduce<double> per cycle by debug level", names[0], o);
+    const int p = run.Size();
+    std::vector<std::unique_ptr<tributary::AllReduce<double>>> a;
+    for (int k = 0; k < 3; ++k) {
+      a.push_back(std::make_unique<tributary::AllReduce<double>>(*ctx[k], names[k]));
+      tributary::AllReduce<double>& r = *a.back();
+      run.Add(
+          names[k],
+          [&r] {
+            r.val = 1.0;
+            r.StartReduce(tributary::Sum{});
+            Wait(r);
+          },
+          [&r, p] { return r.val == p; });
+    }
+    run.Run("8 B");
+    run.Report();
+    if (run.Rank() == 0) {
+      const auto& r = run.Results();
+      sum.Add(
+          "`AllReduce<double>`: `DebugLevel::full` (the agreement record compared before "
+          "every generation) vs `DebugLevel::none`",
+          tb::FormatSeconds(r[2].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
+          FormatRatio(r[2].ratio), "");
+      sum.Add(
+          "`AllReduce<double>`: `DebugLevel::basic` (nothing to compare a plain scalar on) vs "
+          "`DebugLevel::none`",
+          tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
+          FormatRatio(r[1].ratio), "");
+    }
+  }
+  {
+    tb::Runner run(MPI_COMM_WORLD, "batch of 8 scalars by debug level", names[0], o);
+    const int p = run.Size();
+    std::vector<std::unique_ptr<tributary::Batch>> b;
+    for (int k = 0; k < 3; ++k) {
+      b.push_back(std::make_unique<tributary::Batch>(*ctx[k], names[k]));
+      tributary::Batch& batch = *b.back();
+      std::vector<tributary::BatchMember<double>*> m;
+      m.push_back(&batch.Add<double>(tributary::Min{}));
+      m.push_back(&batch.Add<double>(tributary::Max{}));
+      for (int j = 0; j < 6; ++j) m.push_back(&batch.Add<double>(tributary::Sum{}));
+      run.Add(
+          names[k],
+          [&batch, m] {
+            for (auto* x : m) x->val = 1.0;
+            batch.StartReduce();
+            Wait(batch);
+          },
+          [m, p] { return m[7]->val == p && m[0]->val == 1.0; });
+    }
+    run.Run("8 x 8 B");
+    run.Report();
+    if (run.Rank() == 0) {
+      const auto& r = run.Results();
+      sum.Add("batch of 8 scalars: `DebugLevel::full` vs `DebugLevel::none`",
+              tb::FormatSeconds(r[2].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
+              FormatRatio(r[2].ratio), "");
+      sum.Add(
+          "batch of 8 scalars: `DebugLevel::basic` (the record's hash in the header) vs "
+          "`DebugLevel::none`",
+          tb::FormatSeconds(r[1].median_s) + " vs " + tb::FormatSeconds(r[0].median_s),
+          FormatRatio(r[1].ratio), "");
+    }
+  }
+}
+
 void CheckCost(tributary::Context& ctx, tb::GoalTable& sum) {
   // Rank 0 starts; rank 1 starts only after rank 0 has timed its checks, so every check
   // below sees an incomplete reduction. The second half has 8 more reductions in flight:
@@ -371,6 +452,7 @@ int main(int argc, char** argv) {
     BatchVersusScalar(o, ctx, sum);
     LengthCheckCost(o, sum);
     TraceCost(o, sum);
+    AgreementCost(o, sum);
     if (ctx.Size() >= 2) CheckCost(ctx, sum);
     if (ctx.Rank() == 0) sum.Print();
     MPI_Comm_free(&raw);

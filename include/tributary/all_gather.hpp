@@ -81,6 +81,15 @@ class AllGather {
     spec.result = flat_.data();
     spec.length = count_;
     spec.check_length = Traits::dynamic && ctx.Options().debug != DebugLevel::none;
+    spec.agreement.element = detail::ElementCode<E>();
+    spec.agreement.elem_size = sizeof(E);
+    spec.agreement.count = count_;
+    spec.agreement.collective = static_cast<std::int32_t>(Collective::allgather);
+    spec.agreement.determinism = static_cast<std::int32_t>(ctx.Options().determinism);
+    spec.agreement.describe = [](const void*, std::string* op, std::string* element) {
+      *op = "none";
+      *element = detail::TypeLabel<E>();
+    };
     spec.payload.count = count_;
     spec.payload.elem_size = sizeof(E);
 #if TRIBUTARY_HAVE_MPI

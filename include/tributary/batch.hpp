@@ -19,6 +19,7 @@
 #include "tributary/detail/list_partials.hpp"
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
+#include "tributary/detail/type_name.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary {
@@ -42,6 +43,14 @@ class BatchMemberBase {
   virtual void PrepareArm(int lists) = 0;
   virtual void FillMissing(const std::vector<int>& missing) = 0;
   virtual bool Commutative() const noexcept = 0;
+  /// The member's part of the batch's agreement record: its operator's signature (and
+  /// fingerprint, see OpHolderBase), its element type's code, and their names.
+  virtual std::uint64_t OpSignature() const noexcept = 0;
+  virtual bool HasFingerprint() const noexcept = 0;
+  virtual std::uint64_t OpFingerprint() const = 0;
+  virtual std::uint64_t ElementKind() const noexcept = 0;
+  virtual std::string OpName() const = 0;
+  virtual std::string ElementName() const = 0;
   /// Exact members (rank_count_independent sums): they travel as window records after the
   /// ranks agree on a window (Batch's WindowCodec), not in the fixed part of the message.
   virtual bool Exact() const noexcept { return false; }
@@ -188,6 +197,12 @@ class BatchMember final : public detail::BatchMemberBase {
     (void)partials_.FillMissing(missing, *op_, exact_, Traits::Size(val));
   }
   bool Commutative() const noexcept override { return exact_ || op_->commutative; }
+  std::uint64_t OpSignature() const noexcept override { return op_->Signature(); }
+  bool HasFingerprint() const noexcept override { return op_->HasFingerprint(); }
+  std::uint64_t OpFingerprint() const override { return op_->Fingerprint(); }
+  std::uint64_t ElementKind() const noexcept override { return detail::ElementCode<E>(); }
+  std::string OpName() const override { return op_->Describe(); }
+  std::string ElementName() const override { return detail::TypeLabel<T>(); }
   bool OnDevice() const noexcept override { return partials_.OnDevice(); }
 #if TRIBUTARY_HAVE_KOKKOS
   bool DeviceReady() override { return partials_.DeviceReady(exact_); }
@@ -339,6 +354,7 @@ class Batch {
       offset += members_[k]->Bytes();
     }
     body_bytes_ = (offset + 15) / 16 * 16;
+    Describe();
     if (exact_count_) {  // the fixed part is kept apart: a missed speculation packs it again
       fixed_segments_ = segments;
       fixed_.assign(body_bytes_, 0);
@@ -473,6 +489,45 @@ class Batch {
     Launch();
   }
 
+  // The agreement record of every generation (the members are fixed after the first start).
+  void Describe() {
+    detail::AgreementRecord& a = record_;
+    a = detail::AgreementRecord{};
+    std::uint64_t op = 0, element = 0;
+    bool fingerprint = false;
+    for (const auto& m : members_) {
+      const std::uint64_t member[3] = {m->OpSignature(), m->ElementKind(), m->Elements()};
+      op = detail::HashBytes(&member[0], sizeof member[0], op * 31 + 1);
+      element = detail::HashBytes(member + 1, 2 * sizeof member[0], element * 31 + 1);
+      a.elem_size += m->Bytes();
+      a.count += m->Elements();
+      fingerprint = fingerprint || m->HasFingerprint();
+    }
+    a.op = op;
+    a.element = element;
+    a.collective = static_cast<std::int32_t>(Collective::allreduce);
+    a.determinism = static_cast<std::int32_t>(core_->Ctx()->Options().determinism);
+    a.client = this;
+    a.describe = [](const void* self, std::string* op_names, std::string* element_names) {
+      const auto& members = static_cast<const Batch*>(self)->members_;
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        const std::string name =
+            members[k]->label.empty() ? "#" + std::to_string(k) : members[k]->label;
+        *op_names += (k ? ", " : "") + name + ": " + members[k]->OpName();
+        *element_names += (k ? ", " : "") + name + ": " + members[k]->ElementName();
+      }
+    };
+    if (fingerprint)
+      a.fingerprint = [](const void* self) {
+        std::uint64_t combined = 0;
+        for (const auto& m : static_cast<const Batch*>(self)->members_) {
+          const std::uint64_t f = m->OpFingerprint();
+          combined = detail::HashBytes(&f, sizeof f, combined * 31 + 1);
+        }
+        return combined;
+      };
+  }
+
   void Launch() {
     bool commutative = true;
     for (auto& m : members_) commutative = commutative && m->Commutative();
@@ -482,6 +537,7 @@ class Batch {
     spec.payload.commutative = commutative;
     spec.determinism = static_cast<int>(core_->Ctx()->Options().determinism);
     spec.packed = message_.Layout();
+    if (core_->Ctx()->Options().debug != DebugLevel::none) spec.agreement = record_;
     if (exact_count_)
       spec.window = &window_codec_;  // Pack writes the message once a window is agreed
     core_->Launch(spec);
@@ -535,6 +591,7 @@ class Batch {
   std::vector<std::int64_t> acc_;  // one record's digits while Pack writes it
   Window window_codec_{this};
   int lists_ = 0;
+  detail::AgreementRecord record_;
 };
 
 template <class T>

@@ -32,11 +32,14 @@ enum class Determinism {
   rank_count_independent  ///< Same bits whatever the rank and list counts.
 };
 
-/// Checks that need communication; they cost an extra small message where they apply.
+/// How much the ranks check that they start each generation alike (docs/reductions.md,
+/// "Ranks that disagree"); a difference fails the generation on every rank.
 enum class DebugLevel {
   none,   ///< No cross-rank checks.
-  basic,  ///< Default: lengths of variable-size values agree on every rank, every generation.
-  full    ///< basic, plus the operator and the collective agree on every rank.
+  basic,  ///< Default: what rides on rounds sent anyway: lengths and the agreement record of
+          ///< variable-size values and exact sums, the record's hash in packed messages.
+  full    ///< Before every generation, one small extra round compares the whole record:
+          ///< operator, element type, count, collective, root, determinism mode, object.
 };
 
 /// What happens when a task fails or the watchdog fires on one rank.

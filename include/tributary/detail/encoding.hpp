@@ -28,10 +28,14 @@ struct PackedSegment {
 };
 
 /// The header every packed message starts with: the lowest rank where a user operator
-/// threw, or -1. It travels with the data, so every rank learns of the failure.
+/// threw, or -1, and the hash of the generation's agreement record (0: not compared), which
+/// becomes kDisagreed where two ranks' differ. It travels with the data, so every rank
+/// learns of the failure.
 struct alignas(16) PackedHeader {
   std::int32_t error_rank = -1;
   std::int32_t reserved = 0;
+  std::uint64_t agreement = 0;
+  static constexpr std::uint64_t kDisagreed = ~std::uint64_t(0);
 };
 static_assert(sizeof(PackedHeader) == 16, "elements after the header stay 16-byte aligned");
 
@@ -46,6 +50,20 @@ struct PackedLayout {
 
 /// CombineFn for packed messages: `state` is a PackedLayout. Never throws.
 void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept;
+
+/// Writes the agreement record's hash into the header of the packed message at `data`.
+inline void StampAgreement(void* data, std::uint64_t hash) noexcept {
+  PackedHeader h;
+  std::memcpy(&h, data, sizeof h);
+  h.agreement = hash;
+  std::memcpy(data, &h, sizeof h);
+}
+/// True when a completed packed message says that the ranks' records differ.
+inline bool PackedDisagreed(const void* data) noexcept {
+  PackedHeader h;
+  std::memcpy(&h, data, sizeof h);
+  return h.agreement == PackedHeader::kDisagreed;
+}
 
 /// A packed message and its layout: the buffer, the header, and the text of an exception
 /// thrown on this rank (by the list-order fold or by a combine inside the schedule).

@@ -57,8 +57,6 @@ class ExactEncoding final : public WindowCodec {
   /// result, a reduce's other ranks); `allreduce`: the collective may speculate on the
   /// window agreed before.
   void Describe(LaunchSpec* spec, E* result, bool allreduce, int rank, int ranks) {
-    if (spec->signature != 0)
-      spec->signature += 7;  // exact records: another message than the values'
     spec->payload.commutative = true;
     spec->builtin_op = false;
     spec->window = this;

@@ -6,10 +6,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <type_traits>
 #include <typeinfo>
 
 #include "tributary/config.hpp"
 #include "tributary/datatype.hpp"
+#include "tributary/detail/agreement.hpp"
 #include "tributary/detail/payload.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/ops.hpp"
@@ -48,6 +51,21 @@ inline MPI_Op ToMpiOp(BuiltinOp op) noexcept {
   }
   return MPI_OP_NULL;
 }
+
+/// The name of a predefined MPI_Op ("MPI_SUM"), or null for a user-created one.
+inline const char* PredefinedOpName(MPI_Op op) noexcept {
+  const struct {
+    MPI_Op op;
+    const char* name;
+  } known[] = {{MPI_SUM, "MPI_SUM"},        {MPI_PROD, "MPI_PROD"},     {MPI_MIN, "MPI_MIN"},
+               {MPI_MAX, "MPI_MAX"},        {MPI_LAND, "MPI_LAND"},     {MPI_LOR, "MPI_LOR"},
+               {MPI_LXOR, "MPI_LXOR"},      {MPI_BAND, "MPI_BAND"},     {MPI_BOR, "MPI_BOR"},
+               {MPI_BXOR, "MPI_BXOR"},      {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"},
+               {MPI_REPLACE, "MPI_REPLACE"}};
+  for (const auto& k : known)
+    if (k.op == op) return k.name;
+  return nullptr;
+}
 #endif
 
 /// An operator applied to elements of type E.
@@ -61,13 +79,17 @@ class OpHolderBase {
   virtual E Identity() const = 0;
   /// Identifies the operator's C++ type, to reuse the holder across generations.
   virtual const std::type_info& Type() const noexcept = 0;
-  /// A hash of the operator's type name, equal on every rank (FNV-1a).
-  std::uint64_t Signature() const noexcept {
-    std::uint64_t h = 1469598103934665603ull;
-    for (const char* c = Type().name(); *c; ++c)
-      h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-    return h | 1u;
-  }
+  /// Equal on every rank for the same operator: a hash of its type's name (of a plain
+  /// MPI_Op: of the predefined operator's name; every user-created one has the same).
+  virtual std::uint64_t Signature() const noexcept { return HashText(Type().name()) | 1u; }
+  /// True when Fingerprint tells more than Signature (a user-created MPI_Op).
+  virtual bool HasFingerprint() const noexcept { return false; }
+  /// Signature, refined by what the operator computes where only that tells operators
+  /// apart (a user-created MPI_Op on arithmetic elements: its result on fixed inputs, through
+  /// MPI_Reduce_local). Call it where Tributary may call MPI.
+  virtual std::uint64_t Fingerprint() const { return Signature(); }
+  /// The operator's name for messages ("Sum", "MPI_MAX", "a user-created MPI_Op").
+  virtual std::string Describe() const { return ReadableTypeName(Type()); }
 
   bool commutative = true;
   /// True when the message can go to MPI as predefined elements with a builtin MPI_Op.
@@ -130,6 +152,10 @@ class OpHolder final : public OpHolderBase<E> {
     }
   }
   const std::type_info& Type() const noexcept override { return typeid(Op); }
+  std::uint64_t Signature() const noexcept override {
+    static const std::uint64_t signature = HashText(typeid(Op).name()) | 1u;
+    return signature;
+  }
   /// Replaces the operator's state (same type) without a new holder.
   void Assign(const Op& op) { op_ = op; }
 
@@ -164,6 +190,31 @@ class MpiOpHolder final : public OpHolderBase<E> {
         "contributions; use a Tributary operator (Sum, Min, ...) instead");
   }
   const std::type_info& Type() const noexcept override { return typeid(MPI_Op); }
+  std::uint64_t Signature() const noexcept override {
+    const char* name = PredefinedOpName(op_);
+    return HashText(name ? name : "a user-created MPI_Op") | 1u;
+  }
+  bool HasFingerprint() const noexcept override { return PredefinedOpName(op_) == nullptr; }
+  std::uint64_t Fingerprint() const override {
+    if constexpr (std::is_arithmetic_v<E> && !std::is_same_v<E, bool>) {
+      if (HasFingerprint()) {
+        // Inputs on which the predefined operators (and most others) all differ.
+        constexpr int a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {3, 1, 4, 1, 5, 9, 2, 6};
+        E in[8], inout[8];
+        for (int k = 0; k < 8; ++k) {
+          in[k] = static_cast<E>(a[k]);
+          inout[k] = static_cast<E>(b[k]);
+        }
+        if (MPI_Reduce_local(in, inout, 8, MpiType<E>::Get(), op_) == MPI_SUCCESS)
+          return HashBytes(inout, sizeof inout, Signature()) | 1u;
+      }
+    }
+    return Signature();
+  }
+  std::string Describe() const override {
+    const char* name = PredefinedOpName(op_);
+    return name ? name : "a user-created MPI_Op";
+  }
 
  private:
   static void CombineFn(const void* state, const void* in, void* inout, std::size_t n) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tributary/config.hpp"
+#include "tributary/detail/agreement.hpp"
 #include "tributary/detail/encoding.hpp"
 #include "tributary/detail/payload.hpp"
 #include "tributary/schedule_kind.hpp"
@@ -25,8 +26,9 @@ class Context;
 
 namespace detail {
 
-class Schedule;  // the schedule seam is private to the library (src/schedules/schedule.hpp)
-class Tracer;    // the timeline (ContextOptions::trace; src/trace.hpp)
+class Schedule;   // the schedule seam is private to the library (src/schedules/schedule.hpp)
+class Tracer;     // the timeline (ContextOptions::trace; src/trace.hpp)
+class Agreement;  // the cross-rank agreement (src/agreement.hpp)
 
 /// The lock of one reduction object. Every poll takes it (a try_lock, so that one thread
 /// advances the object at a time); with std::mutex the unlock, an atomic read-modify-write,
@@ -71,9 +73,9 @@ struct LaunchSpec {
   /// that every rank has the same (DebugLevel::basic and above).
   std::uint64_t length = 0;
   bool check_length = false;
-  /// What every rank must agree on at DebugLevel::full: the operator's type, the collective
-  /// and the root, hashed. Zero: not checked.
-  std::uint64_t signature = 0;
+  /// What every rank must agree on (compared at DebugLevel::full before every generation,
+  /// at DebugLevel::basic where a round sent anyway can carry it; docs/reductions.md).
+  AgreementRecord agreement;
   /// The operator is a builtin one on builtin elements (for the selection tree).
   bool builtin_op = false;
   /// reduce, ranks other than the root: `data` must stay unchanged. The core copies it to
@@ -228,6 +230,8 @@ class ReductionCore {
   enum class ErrorKind : std::uint8_t { none, usage, remote, mpi, watchdog };
   void StartSchedule();
   void StartAgreement(const WindowNeeds* measured = nullptr);
+  bool AgreementDone();
+  void Disagree(const std::string& what);
   void UsePacked(const PackedRecords& packed) noexcept {
     spec_.data = packed.data;
     finisher_.out = packed.rounded;
@@ -276,16 +280,19 @@ class ReductionCore {
   std::unique_ptr<Schedule> schedule_;  // kept after completion, re-armed when it can be
   std::vector<unsigned char> staging_;  // a read-only `data` copied for a schedule that writes
   bool schedule_active_ = false;
-  bool length_pending_ = false;
+  bool agreement_pending_ = false;     // the pre-round or the description round runs
+  bool describing_ = false;            // the description round runs
   bool speculative_ = false;           // the records run in a window agreed before (window_guess)
   bool finished_by_schedule_ = false;  // the schedule rounded the records (Schedule::Finished)
   const unsigned char* Records() const;
   void FinishRecords();
-  std::int64_t length_check_[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  // The pre-round (lengths, signatures, exact-sum windows): recursive doubling in tags
-  // kPreRoundTag.. of the generation's block, kept and re-armed like schedule_.
-  static constexpr int kPreRoundTag = 5;
-  std::unique_ptr<Schedule> check_schedule_;
+  // The pre-round (lengths, the agreement record, exact-sum windows) and the description
+  // round after a disagreement.
+  std::unique_ptr<Agreement> agreement_;
+  std::uint64_t object_code_ = 0;    // the object's kind and label, hashed
+  std::uint64_t record_hash_ = 0;    // this generation's record (0: not compared)
+  std::uint64_t schedule_code_ = 0;  // this generation's schedule choice (0: not yet)
+  std::uint64_t record_op_ = 0;      // the operator's code in the record (fingerprinted)
 #if TRIBUTARY_HAVE_MPI
   MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
   std::size_t packed_type_bytes_ = 0;

@@ -447,9 +447,19 @@ class TypedReduction {
     spec.root = root_;
     spec.length = count;
     spec.check_length = Traits::dynamic && o.debug != DebugLevel::none;
-    if (o.debug == DebugLevel::full)
-      spec.signature = (op_->Signature() * 31 + static_cast<std::uint64_t>(collective_)) * 131 +
-                       static_cast<std::uint64_t>(root_);
+    if (o.debug != DebugLevel::none) {
+      AgreementRecord& a = spec.agreement;
+      a.op = op_->Signature();
+      a.element = ElementCode<E>();
+      a.elem_size = sizeof(E);
+      a.count = count;
+      a.collective = static_cast<std::int32_t>(collective_);
+      a.root = collective_ == Collective::reduce ? root_ : -1;
+      a.determinism = static_cast<std::int32_t>(mode_);
+      a.client = this;
+      a.describe = &DescribeThunk;
+      if (op_->HasFingerprint()) a.fingerprint = &FingerprintThunk;
+    }
     spec.payload.commutative = op_->commutative;
     spec.builtin_op = op_->direct;
     spec.determinism = static_cast<int>(mode_);
@@ -561,6 +571,13 @@ class TypedReduction {
   }
 
   static void FinishThunk(void* self) { static_cast<TypedReduction*>(self)->Finish(); }
+  static void DescribeThunk(const void* self, std::string* op, std::string* element) {
+    *op = static_cast<const TypedReduction*>(self)->op_->Describe();
+    *element = TypeLabel<E>();
+  }
+  static std::uint64_t FingerprintThunk(const void* self) {
+    return static_cast<const TypedReduction*>(self)->op_->Fingerprint();
+  }
   static void AbandonThunk(void* self) { static_cast<TypedReduction*>(self)->Abandon(); }
 
   std::unique_ptr<OpHolderBase<E>> op_;
