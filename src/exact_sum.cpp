@@ -7,15 +7,6 @@
 
 namespace tributary {
 
-void ExactSum::Add(double x) noexcept { detail::ExactAdd(*this, x); }
-
-ExactSum& ExactSum::operator+=(const ExactSum& other) noexcept {
-  detail::ExactMerge(*this, other);
-  return *this;
-}
-
-void ExactSum::Normalize() noexcept { detail::ExactNormalize(*this); }
-
 bool ExactSum::SameValue(const ExactSum& other) const noexcept {
   ExactSum a = *this, b = other;
   a.Normalize();

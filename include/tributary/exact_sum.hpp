@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tributary/config.hpp"
+
 namespace tributary {
 
 namespace detail {
@@ -27,17 +29,19 @@ class ExactSum {
   /// The empty sum (exactly zero).
   ExactSum() = default;
   /// The sum of `x` alone.
-  explicit ExactSum(double x) noexcept { Add(x); }
+  TRIBUTARY_FUNCTION explicit ExactSum(double x) noexcept { Add(x); }
 
   /// Adds `x` exactly. An infinity or NaN is counted; it decides the result (see Round).
-  void Add(double x) noexcept;
+  /// The additions run in device kernels too (a Kokkos reducer's value: ExactSumReducer in
+  /// tributary/kokkos.hpp); rounding and comparing run on the host.
+  TRIBUTARY_FUNCTION void Add(double x) noexcept;
   /// Add(x).
-  ExactSum& operator+=(double x) noexcept {
+  TRIBUTARY_FUNCTION ExactSum& operator+=(double x) noexcept {
     Add(x);
     return *this;
   }
   /// Adds another accumulator exactly.
-  ExactSum& operator+=(const ExactSum& other) noexcept;
+  TRIBUTARY_FUNCTION ExactSum& operator+=(const ExactSum& other) noexcept;
 
   /// The sum rounded to the nearest double (ties to even): NaN when a NaN was added or both
   /// infinities were; ±inf when one infinity was, or when the exact sum is beyond the
@@ -52,7 +56,7 @@ class ExactSum {
 
   /// Carries every digit into [0, 2^32) but the top one (which holds the sign). Add and
   /// merge keep the words from overflowing on their own; this makes the form canonical.
-  void Normalize() noexcept;
+  TRIBUTARY_FUNCTION void Normalize() noexcept;
 
  private:
   friend struct detail::ExactAccess;
@@ -62,3 +66,6 @@ class ExactSum {
 };
 
 }  // namespace tributary
+
+// The additions (callable in device kernels): defined with the digit arithmetic.
+#include "tributary/detail/exact_digits.hpp"
