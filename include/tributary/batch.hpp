@@ -119,9 +119,9 @@ class BatchMember final : public detail::BatchMemberBase {
                             std::int64_t first_index = 0) {
     return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
   }
-  /// The reduction with `op` of `f(i)` over a RangePolicy, or `f(i, j)` / `f(i, j, k)` over
-  /// an MDRangePolicy, on the policy's instance (members of one element; see
-  /// AllReduce::ContributeKernel).
+  /// The reduction with `op` of a kernel over a RangePolicy, an MDRangePolicy (rank 2 to 6)
+  /// or a TeamPolicy, on the policy's instance (members of one element; the functor's forms
+  /// and exact sums as AllReduce::ContributeKernel).
   template <class Policy, class F, class Op>
   TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
     TRIBUTARY_REQUIRE_KOKKOS_LAYER(policy);

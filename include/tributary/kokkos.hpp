@@ -1,9 +1,10 @@
 // Tributary's Kokkos layer: everything public (tributary/tributary.hpp) and what takes
 // Kokkos types: ContributeView and ContributeKernel on AllReduce, Reduce and Batch members,
-// Kokkos::View as the value of an AllReduce or Reduce, and StageThroughHost for Views in
-// memory the host cannot read. Include this header instead of tributary/tributary.hpp in a
-// translation unit that uses any of these; the others then compile no Kokkos header beyond
-// Kokkos_Macros.hpp. Needs a Tributary built with TRIBUTARY_ENABLE_KOKKOS=ON.
+// Kokkos::View as the value of an AllReduce or Reduce, StageThroughHost for Views in memory
+// the host cannot read, and ExactSumReducer for exact sums in a user's own parallel_reduce. Include
+// this header instead of tributary/tributary.hpp in a translation unit that uses any of these; the
+// others then compile no Kokkos header beyond Kokkos_Macros.hpp. Needs a Tributary built with
+// TRIBUTARY_ENABLE_KOKKOS=ON.
 #pragma once
 
 #include "tributary/config.hpp"
@@ -17,4 +18,5 @@
 #include "tributary/detail/device_contributions.hpp"
 #include "tributary/detail/staged_view.hpp"
 #include "tributary/detail/view_values.hpp"
+#include "tributary/exact_sum_reducer.hpp"
 #include "tributary/tributary.hpp"

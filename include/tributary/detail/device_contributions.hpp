@@ -16,6 +16,7 @@
 
 #include "tributary/batch.hpp"
 #include "tributary/detail/device_partials.hpp"
+#include "tributary/detail/device_policy_kernels.hpp"
 #include "tributary/detail/kokkos_hooks.hpp"
 #include "tributary/detail/list_partials_device.hpp"
 #include "tributary/detail/typed_reduction.hpp"
@@ -36,7 +37,7 @@ void TypedReduction<T>::ContributeViewOnDevice(int list_index, const Exec& exec,
   const bool one = !Traits::dynamic && Traits::Size(val) == 1;
   const std::string shape = ViewShapeError<E>(one ? 1 : 2, data);
   if (!shape.empty()) partials_.DeviceShapeError(list_index, shape, Traits::Size(val));
-  const std::size_t k = one ? 1 : data.extent(View::rank - 1);
+  const std::size_t k = one ? 1 : LastExtent(data);
   // The last list's kernel queues the fold; DeviceReady launches once it is done.
   (void)partials_.ContributeView(list_index, exec, data, op, *op_, first_index, k, exact_,
                                  FixedSize());
@@ -47,7 +48,7 @@ template <class Policy, class F, class Op>
 void TypedReduction<T>::ContributeKernelOnDevice(int list_index, const Policy& policy, const F& f,
                                                  const Op& op) {
   static_assert(!Traits::dynamic, "ContributeKernel: for values of one element");
-  CheckKernelContribution<E, Policy, Op>();
+  CheckKernelContribution<E, Policy, F, Op>();
   if (Traits::Size(val) != 1)
     partials_.DeviceShapeError(list_index, "a kernel for a value of several elements",
                                Traits::Size(val));
@@ -68,10 +69,10 @@ void BatchMember<T>::ContributeViewOnDevice(int list_index, const Exec& exec, co
   if (!shape.empty())
     throw UsageError(batch_->core_->Where() + ": member '" + label + "': list " +
                      std::to_string(list_index) + " contributed " + shape);
-  if (k > 1 && data.extent(View::rank - 1) != k)
+  if (k > 1 && detail::LastExtent(data) != k)
     throw UsageError(batch_->core_->Where() + ": member '" + label + "': list " +
                      std::to_string(list_index) + " gave " +
-                     std::to_string(data.extent(View::rank - 1)) + " values for a member of " +
+                     std::to_string(detail::LastExtent(data)) + " values for a member of " +
                      std::to_string(k));
   if (partials_.ContributeView(list_index, exec, data, op, *op_, first_index, k, exact_, k))
     batch_->LastArrived();
@@ -81,7 +82,7 @@ template <class T>
 template <class Policy, class F, class Op>
 void BatchMember<T>::ContributeKernelOnDevice(int list_index, const Policy& policy, const F& f,
                                               const Op& op) {
-  detail::CheckKernelContribution<E, Policy, Op>();
+  detail::CheckKernelContribution<E, Policy, F, Op>();
   if (Traits::Size(val) != 1)
     throw UsageError(batch_->core_->Where() + ": member '" + label +
                      "': ContributeKernel needs a member of one element");

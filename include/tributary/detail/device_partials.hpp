@@ -188,12 +188,18 @@ constexpr void CheckViewContribution() {
   static_assert(Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value,
                 "ContributeView: a Kokkos execution space and a Kokkos::View");
   using V = typename View::non_const_value_type;
-  static_assert(View::rank >= 1 && View::rank <= 3, "ContributeView: a View of rank 1 to 3");
+  constexpr bool partials = std::is_same_v<V, ExactSum>;
+  static_assert(partials || (View::rank >= 1 && View::rank <= 3),
+                "ContributeView: a View of rank 1 to 3");
+  static_assert(!partials || View::rank <= 1,
+                "ContributeView: ExactSum partials in a View of rank 0 or 1");
   static_assert(Kokkos::SpaceAccessibility<Exec, typename View::memory_space>::accessible,
                 "ContributeView: the execution space cannot read the View's memory");
-  static_assert(kViewElementFits<E, V>,
+  static_assert(kViewElementFits<E, V> ||
+                    (partials && (std::is_same_v<E, double> || std::is_same_v<E, float>)),
                 "ContributeView: the View's elements must be the value's element type (or, "
-                "for ValueLoc<V>, plain V values whose index is their position)");
+                "for ValueLoc<V>, plain V values whose index is their position; ExactSum "
+                "partials for float or double)");
   static_assert(std::is_invocable_v<const Op&, const E&, E&>,
                 "ContributeView: the operator does not apply to the value's element type");
   static_assert(Op::commutative, "ContributeView: device reductions need a commutative operator");
@@ -303,33 +309,6 @@ struct CopyKernel {
   View data;
   Slot slot;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t c) const { slot(c) = data(c); }
-};
-
-/// A user functor giving the element at an index (1 to 3 indices), reduced with Op.
-template <class F, class E, class Op>
-struct FunctorKernel {
-  TRIBUTARY_DEVICE_JOIN(E)
-  Op op;
-  E identity;
-  F f;
-  template <class I>
-  KOKKOS_INLINE_FUNCTION void operator()(const I i, E& update) const {
-    E later = f(i);
-    op(update, later);
-    update = later;
-  }
-  template <class I>
-  KOKKOS_INLINE_FUNCTION void operator()(const I i, const I j, E& update) const {
-    E later = f(i, j);
-    op(update, later);
-    update = later;
-  }
-  template <class I>
-  KOKKOS_INLINE_FUNCTION void operator()(const I i, const I j, const I k, E& update) const {
-    E later = f(i, j, k);
-    op(update, later);
-    update = later;
-  }
 };
 
 /// Fills one list's slot with a value (a missing list's neutral element).
@@ -511,6 +490,17 @@ void QueueViewKernel(DeviceStage<E, Exec>& stage, int list, const Exec& exec, co
   }
 }
 
+/// The extent of a View's last index (1 for a rank-0 View).
+template <class View>
+std::size_t LastExtent(const View& data) {
+  if constexpr (View::rank == 0) {
+    (void)data;
+    return 1;
+  } else {
+    return data.extent(View::rank - 1);
+  }
+}
+
 /// The number of values a View contributes to a value of `size` elements, or an error
 /// text when its shape does not fit: a value of one element takes any View (reduced); one
 /// of several takes a rank-1 View of its values or the rows of a rank-2 View.
@@ -518,6 +508,8 @@ template <class E, class View>
 std::string ViewShapeError(std::size_t size, const View&) {
   using V = typename View::non_const_value_type;
   if (size == 1) return {};
+  if constexpr (std::is_same_v<V, ExactSum>)
+    return View::rank == 0 ? "one ExactSum for a value of several elements" : "";
   if (!std::is_same_v<E, V>)
     return "ValueLoc elements from plain values for a value of several elements";
   if (View::rank == 3) return "a rank-3 View for a value of several elements";
@@ -585,15 +577,46 @@ struct ExactColumnsKernel {
   }
 };
 
+/// The merge of a rank 0-1 View of ExactSum partials (a user's own reductions) into one.
+template <class View>
+struct ExactPartialsKernel {
+  using value_type = ExactSum;
+  View data;
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = ExactSum(); }
+  KOKKOS_INLINE_FUNCTION void join(TRIBUTARY_JOIN_CV value_type& dst,
+                                   const TRIBUTARY_JOIN_CV value_type& src) const {
+    ExactMerge(const_cast<ExactSum&>(dst), const_cast<const ExactSum&>(src));
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, ExactSum& update) const {
+    if constexpr (View::rank == 0) {
+      (void)i;
+      ExactMerge(update, data());
+    } else {
+      ExactMerge(update, data(i));
+    }
+  }
+};
+
 /// Queues on `exec` the kernel that writes list `list`'s exact partial(s) from `data`
 /// (the shapes of QueueViewKernel: k == 1 every element, else a rank-1 View's k values or
-/// a rank-2 View's columns).
+/// a rank-2 View's columns; a View of ExactSum partials: merged for k == 1, else one per
+/// value).
 template <class Exec, class View>
 void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Exec& exec,
                           const View& data) {
   using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
   const std::size_t k = stage.count;
-  if (k == 1) {
+  if constexpr (std::is_same_v<typename View::non_const_value_type, ExactSum>) {
+    if (k == 1) {
+      Kokkos::parallel_reduce("tributary::exact_partials",
+                              Range(exec, 0, static_cast<std::int64_t>(LastExtent(data))),
+                              ExactPartialsKernel<View>{data}, stage.ScalarOf(list));
+    } else if constexpr (View::rank == 1) {
+      using Slot = typename DeviceStage<ExactSum, Exec>::Slot;
+      Kokkos::parallel_for("tributary::copy_partials", Range(exec, 0, static_cast<std::int64_t>(k)),
+                           CopyKernel<View, Slot>{data, stage.SlotOf(list)});
+    }
+  } else if (k == 1) {
     ExactAllKernel<View> kernel{data};
     const std::int64_t items = ShapeAllElements(kernel, data);
     Kokkos::parallel_reduce("tributary::exact_view", Range(exec, 0, items), kernel,
@@ -603,25 +626,6 @@ void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Ex
     Kokkos::parallel_for("tributary::exact_columns", Range(exec, 0, static_cast<std::int64_t>(k)),
                          ExactColumnsKernel<View, Slot>{data, stage.SlotOf(list)});
   }
-}
-
-template <class T>
-struct IsRangePolicy : std::false_type {};
-template <class... P>
-struct IsRangePolicy<Kokkos::RangePolicy<P...>> : std::true_type {};
-template <class T>
-struct IsMDRangePolicy : std::false_type {};
-template <class... P>
-struct IsMDRangePolicy<Kokkos::MDRangePolicy<P...>> : std::true_type {};
-
-/// The compile-time rules of ContributeKernel (reductions and batch members alike).
-template <class E, class Policy, class Op>
-constexpr void CheckKernelContribution() {
-  static_assert(IsRangePolicy<Policy>::value || IsMDRangePolicy<Policy>::value,
-                "ContributeKernel: a Kokkos::RangePolicy or MDRangePolicy");
-  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
-                "ContributeKernel: the operator does not apply to the value's element type");
-  static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
 }
 
 }  // namespace tributary::detail

@@ -318,7 +318,7 @@ class ListPartials {
 
 #if TRIBUTARY_HAVE_KOKKOS
   template <class Op>
-  void CheckDeviceOperator(int list, const OpHolderBase<E>& holder, bool exact);
+  void CheckDeviceOperator(int list, const OpHolderBase<E>& holder);
   template <class S, class Exec, class Fold, class Launch>
   bool ContributeToStage(int list, const Exec& exec, std::size_t k, std::size_t size,
                          std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold,

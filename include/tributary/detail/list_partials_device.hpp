@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "tributary/detail/device_partials.hpp"
+#include "tributary/detail/device_policy_kernels.hpp"
 #include "tributary/detail/list_partials.hpp"
 
 namespace tributary::detail {
@@ -25,19 +26,24 @@ template <class Exec, class View, class Op>
 bool ListPartials<T>::ContributeView(int list, const Exec& exec, const View& data, const Op& op,
                                      const OpHolderBase<E>& holder, std::int64_t first_index,
                                      std::size_t k, bool exact, std::size_t size) {
+  CheckDeviceOperator<Op>(list, holder);
   if constexpr (std::is_same_v<E, double> || std::is_same_v<E, float>) {
     if (exact) {
-      if (!Mine(list)) core_->Claim(list);  // throws the error for this state or index
       return ContributeToStage(list, exec, k, size, exact_stage_, ExactMergeOp{},
                                [&](DeviceStage<ExactSum, Exec>& stage) {
                                  QueueExactViewKernel(stage, list, exec, data);
                                });
     }
   }
-  CheckDeviceOperator<Op>(list, holder, exact);
-  return ContributeToStage(list, exec, k, size, stage_, op, [&](DeviceStage<E, Exec>& stage) {
-    QueueViewKernel(stage, list, exec, data, op, holder.Identity(), first_index);
-  });
+  if constexpr (std::is_same_v<typename View::non_const_value_type, ExactSum>) {
+    throw UsageError(Where() + ": list " + std::to_string(list) +
+                     " contributed ExactSum partials, which need "
+                     "Determinism::rank_count_independent and the Sum operator");
+  } else {
+    return ContributeToStage(list, exec, k, size, stage_, op, [&](DeviceStage<E, Exec>& stage) {
+      QueueViewKernel(stage, list, exec, data, op, holder.Identity(), first_index);
+    });
+  }
 }
 template <class T>
 template <class Policy, class F, class Op>
@@ -45,24 +51,44 @@ bool ListPartials<T>::ContributeKernel(int list, const Policy& policy, const F& 
                                        const OpHolderBase<E>& holder, bool exact,
                                        std::size_t size) {
   using Exec = typename Policy::execution_space;
-  CheckDeviceOperator<Op>(list, holder, exact);
-  return ContributeToStage(
-      list, policy.space(), 1, size, stage_, op, [&](DeviceStage<E, Exec>& stage) {
-        Kokkos::parallel_reduce("tributary::reduce_kernel", policy,
-                                FunctorKernel<F, E, Op>{op, holder.Identity(), f},
-                                stage.ScalarOf(list));
-      });
+  using Args = typename PolicyArgs<Policy>::Args;
+  using Form = FunctorForm<F, E, Args>;
+  CheckDeviceOperator<Op>(list, holder);
+  if constexpr (std::is_same_v<E, double> || std::is_same_v<E, float>) {
+    if (exact) {
+      if constexpr (Form::exact) {
+        return ContributeToStage(list, policy.space(), 1, size, exact_stage_, ExactMergeOp{},
+                                 [&](DeviceStage<ExactSum, Exec>& stage) {
+                                   Kokkos::parallel_reduce("tributary::exact_kernel", policy,
+                                                           ExactFunctorKernel<F, Args>{f},
+                                                           stage.ScalarOf(list));
+                                 });
+      } else {
+        throw UsageError(Where() + ": list " + std::to_string(list) +
+                         "'s functor accumulates into a rounded value, which cannot sum "
+                         "exactly (Determinism::rank_count_independent); let it accumulate "
+                         "into a tributary::ExactSum& (s += x) or return its values");
+      }
+    }
+  }
+  if constexpr (Form::plain) {
+    return ContributeToStage(
+        list, policy.space(), 1, size, stage_, op, [&](DeviceStage<E, Exec>& stage) {
+          Kokkos::parallel_reduce("tributary::reduce_kernel", policy,
+                                  FunctorKernel<F, E, Op, Args>{op, holder.Identity(), f},
+                                  stage.ScalarOf(list));
+        });
+  } else {
+    throw UsageError(Where() + ": list " + std::to_string(list) +
+                     "'s functor sums into tributary::ExactSum, which needs "
+                     "Determinism::rank_count_independent and Sum over float or double");
+  }
 }
 
 template <class T>
 template <class Op>
-void ListPartials<T>::CheckDeviceOperator(int list, const OpHolderBase<E>& holder, bool exact) {
+void ListPartials<T>::CheckDeviceOperator(int list, const OpHolderBase<E>& holder) {
   if (!Mine(list)) core_->Claim(list);  // throws the error for this state or index
-  if (exact)
-    throw UsageError(Where() +
-                     ": a kernel's functor gives rounded values, which cannot sum exactly "
-                     "(Determinism::rank_count_independent); contribute the values as a View "
-                     "(ContributeView sums them exactly on the device) or ExactSum partials");
   if (holder.Type() != typeid(Op))
     throw UsageError(Where() + ": list " + std::to_string(list) + " contributed with operator " +
                      TypeLabel<Op>() + ", but the " +

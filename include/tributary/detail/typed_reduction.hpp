@@ -110,11 +110,15 @@ class TypedReduction {
     return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
   }
 
-  /// Contributes list `list_index`'s partial as the reduction with `op` of `f(i)` (a
-  /// RangePolicy) or `f(i, j)` / `f(i, j, k)` (an MDRangePolicy of rank 2 or 3) over the
-  /// policy, on the policy's execution-space instance, into the list's device slot. `f`
-  /// returns the element (for MinLoc / MaxLoc a ValueLoc with the user's global index).
-  /// For values of one element.
+  /// Contributes list `list_index`'s partial as the reduction with `op` of a kernel over
+  /// `policy` (a RangePolicy, an MDRangePolicy of rank 2 to 6, or a TeamPolicy), on the
+  /// policy's execution-space instance, into the list's device slot, without a host fence.
+  /// The functor gives the element (`f(i...)`; for MinLoc / MaxLoc a ValueLoc with the
+  /// user's global index; a team: `f(member)`, the team's partial, added once per team) or
+  /// accumulates it as a Kokkos reduction functor does (`f(i..., E& acc)`,
+  /// `f(member, E& acc)`). With exact sums (Determinism::rank_count_independent, Sum over
+  /// float or double) the values it gives are added exactly; one that accumulates takes
+  /// `ExactSum& acc`. For values of one element.
   template <class Policy, class F, class Op>
   TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
     TRIBUTARY_REQUIRE_KOKKOS_LAYER(policy);
