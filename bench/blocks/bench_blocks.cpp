@@ -1,9 +1,12 @@
 // Block reduction patterns against the MPI library, each a ratio measured side by side in
-// one run (4 blocks per rank, one task list per block):
+// one run (4 blocks per rank by default, one task list per block):
 //  1. merge-reduce and all-reduce of a vector per block, by radix, against a local combine
 //     of the rank's blocks followed by one MPI_Allreduce;
-//  2. an all-to-all among the blocks (every block sends m doubles to every block) against
+//  2. swap-reduce of a vector per block (each block ends with its slice of the sum), by
+//     radix, against a local combine followed by one MPI_Reduce_scatter_block;
+//  3. an all-to-all among the blocks (every block sends m doubles to every block) against
 //     one MPI_Alltoall of the same bytes.
+// --blocks-per-rank sets the blocks per rank (4 by default).
 // It ends with one table of the medians by radix (docs/performance.md takes it as it is).
 #include <cstdio>
 #include <memory>
@@ -21,9 +24,10 @@ struct Block {
   int gid = 0;
   std::vector<double> data;
   std::vector<double> acc, in;  // scratch of the callback, reused from call to call
+  std::size_t lo = 0, hi = 0;   // swap: the slice this block holds
 };
 
-constexpr int kBlocksPerRank = 4;
+int kBlocksPerRank = 4;
 
 // One closing-table row: every variant whose name begins with `prefix` (radix 2, 4, 8 in
 // order) against the baseline, "a / b / c µs vs d µs" and their ratios "x / y / z".
@@ -50,7 +54,7 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick,
                    tb::ForMessage(base, n * sizeof(double), quick));
     std::vector<Block> mine;
     for (int g : grid.LocalBlocks(ctx.Rank()))
-      mine.push_back(Block{g, std::vector<double>(n, 1.0), {}, {}});
+      mine.push_back(Block{g, std::vector<double>(n, 1.0), {}, {}, 0, n});
     std::vector<std::pair<int, Block*>> ptrs;
     for (Block& b : mine) ptrs.push_back({b.gid, &b});
     const auto reset = [&] {
@@ -129,6 +133,105 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick,
   }
 }
 
+// Swap-reduce: every block holds n doubles of 1.0; each call adds what its group sent into
+// the block's slice (the first part straight into the block, pointer + count) and sends the
+// k parts of the slice on; at the end each block holds its slice of the sum (= blocks).
+void Swaps(const tb::Options& base, tributary::Context& ctx, bool quick, tb::GoalTable& table) {
+  const int p = ctx.Size(), blocks = kBlocksPerRank * p;
+  const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 1, p);
+  std::vector<std::size_t> sizes = {1024, 65536};
+  if (quick) sizes = {1024};
+  for (std::size_t n : sizes) {
+    tb::Runner run(MPI_COMM_WORLD, "block swap-reduce, " + std::to_string(blocks) + " blocks",
+                   "local combine + MPI_Reduce_scatter_block",
+                   tb::ForMessage(base, n * sizeof(double), quick));
+    std::vector<Block> mine;
+    for (int g : grid.LocalBlocks(ctx.Rank()))
+      mine.push_back(Block{g, std::vector<double>(n, 1.0), {}, {}, 0, n});
+    std::vector<std::pair<int, Block*>> ptrs;
+    for (Block& b : mine) ptrs.push_back({b.gid, &b});
+    const auto reset = [&] {
+      for (Block& b : mine) {
+        std::fill(b.data.begin(), b.data.end(), 1.0);
+        b.lo = 0;
+        b.hi = n;
+      }
+    };
+    const std::size_t share = n / static_cast<std::size_t>(p);
+    std::vector<double> local(n), part(share);
+    run.Add(
+        "local combine + MPI_Reduce_scatter_block",
+        [&] {
+          reset();
+          std::fill(local.begin(), local.end(), 0.0);
+          for (const Block& b : mine)
+            for (std::size_t i = 0; i < n; ++i) local[i] += b.data[i];
+          MPI_Reduce_scatter_block(local.data(), part.data(), static_cast<int>(share), MPI_DOUBLE,
+                                   MPI_SUM, MPI_COMM_WORLD);
+        },
+        [&] { return part[0] == blocks; });
+    struct Variant {
+      std::unique_ptr<tributary::BlockReduction<Block>> pattern;
+      tributary::TaskCollection tc;
+    };
+    std::vector<std::unique_ptr<Variant>> variants;
+    for (int k : {2, 4, 8}) {
+      auto v = std::make_unique<Variant>();
+      v->pattern = std::make_unique<tributary::BlockReduction<Block>>(
+          ctx, tributary::SwapPartners(grid, {k}),
+          [](Block& b, tributary::BlockProxy& rp, const tributary::BlockPartners&) {
+            const std::size_t len = b.hi - b.lo;
+            double* slice = b.data.data() + b.lo;
+            bool first = true;
+            for (int from : rp.InLink()) {
+              if (first) {  // our slice was sent on last call: take the first part in its place
+                rp.Dequeue(from, slice, len);
+                first = false;
+                continue;
+              }
+              b.in.resize(len);
+              rp.Dequeue(from, b.in.data(), len);
+              for (std::size_t i = 0; i < len; ++i) slice[i] += b.in[i];
+            }
+            const auto& out = rp.OutLink();
+            const std::size_t parts = out.size(), lo = b.lo;
+            for (std::size_t j = 0; j < parts; ++j) {
+              const std::size_t a = lo + len * j / parts, z = lo + len * (j + 1) / parts;
+              rp.Enqueue(out[j], b.data.data() + a, z - a);
+              if (out[j] == b.gid) {
+                b.lo = a;
+                b.hi = z;
+              }
+            }
+          });
+      v->pattern->AddTasks(v->tc.AddRegion(static_cast<int>(mine.size())));
+      Variant* raw = v.get();
+      run.Add(
+          "swap, radix " + std::to_string(k),
+          [&, raw] {
+            reset();
+            raw->pattern->Start(ptrs);
+            ctx.Execute(raw->tc);
+          },
+          [&] {
+            bool ok = true;
+            for (const Block& b : mine)
+              for (std::size_t i = b.lo; i < b.hi; ++i) ok = ok && b.data[i] == blocks;
+            return ok;
+          });
+      variants.push_back(std::move(v));
+    }
+    run.Run(tb::FormatBytes(n * sizeof(double)));
+    run.Report();
+    if (ctx.Rank() == 0)
+      AddByRadix(table,
+                 tb::FormatBytes(n * sizeof(double)) +
+                     " per block: swap, radix 2 / 4 / 8, vs a local combine + "
+                     "`MPI_Reduce_scatter_block`",
+                 run.Results(), "swap, radix");
+  }
+}
+
 void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick, tb::GoalTable& table) {
   const int p = ctx.Size(), blocks = kBlocksPerRank * p;
   const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 1, p);
@@ -149,7 +252,7 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick, tb::
         },
         [&] { return recv[0] == 1.0; });
     std::vector<Block> mine;
-    for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, {}, {}, {}});
+    for (int g : grid.LocalBlocks(ctx.Rank())) mine.push_back(Block{g, {}, {}, {}, 0, 0});
     std::vector<std::pair<int, Block*>> ptrs;
     for (Block& b : mine) ptrs.push_back({b.gid, &b});
     std::vector<double> payload(m, 1.0);
@@ -211,19 +314,26 @@ int main(int argc, char** argv) {
         "Block reduction patterns (merge-reduce, all-reduce, swap-reduce, "
         "all-to-all) against the MPI library.",
         defaults);
+    cl.app.add_option("--blocks-per-rank", kBlocksPerRank, "Blocks on each rank")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     if (const int code = cl.Parse(argc, argv); code >= 0) {
       MPI_Finalize();
       return code;
     }
     const bool quick = cl.quick;
+
     const tb::Options o = cl.options;
     tributary::Context ctx;
     tb::GoalTable table;
     Reductions(o, ctx, quick, table);
+    Swaps(o, ctx, quick, table);
     AllToAll(o, ctx, quick, table);
     if (ctx.Rank() == 0)
       table.Print(
-          ("Block patterns at " + std::to_string(ctx.Size()) + " ranks against the MPI library")
+          ("Block patterns at " + std::to_string(ctx.Size()) + " ranks against the MPI library" +
+           (kBlocksPerRank == 4 ? std::string()
+                                : ", " + std::to_string(kBlocksPerRank) + " blocks per rank"))
               .c_str());
   }
   MPI_Finalize();
