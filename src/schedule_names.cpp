@@ -22,6 +22,7 @@ constexpr KindInfo kKinds[] = {
     {ScheduleKind::rabenseifner, "rabenseifner", true, true, false, false, true},
     {ScheduleKind::ring, "ring", false, true, false, true, false},
     {ScheduleKind::reduce_bcast, "reduce_bcast", true, true, false, false, false},
+    {ScheduleKind::reduce_scatter_gather, "reduce_scatter_gather", true, false, true, false, true},
 };
 const KindInfo& Info(ScheduleKind kind) {
   for (const auto& k : kKinds)

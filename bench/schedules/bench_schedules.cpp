@@ -385,10 +385,12 @@ void Reduce004(const tb::Options& base, bool quick, std::size_t max_bytes) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const std::vector<Scheduled> schedules = {{"binomial", ScheduleKind::binomial},
-                                            {"knomial4", ScheduleKind::knomial, 4},
-                                            {"pipelined_tree", ScheduleKind::pipelined_tree},
-                                            {"mpi_library", ScheduleKind::mpi_library}};
+  const std::vector<Scheduled> schedules = {
+      {"binomial", ScheduleKind::binomial},
+      {"knomial4", ScheduleKind::knomial, 4},
+      {"pipelined_tree", ScheduleKind::pipelined_tree},
+      {"reduce_scatter_gather", ScheduleKind::reduce_scatter_gather, 2},
+      {"mpi_library", ScheduleKind::mpi_library}};
   std::vector<std::unique_ptr<tributary::Context>> contexts;
   for (const auto& s : schedules)
     contexts.push_back(std::make_unique<tributary::Context>(OptionsFor(s, Collective::reduce)));

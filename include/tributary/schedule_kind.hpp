@@ -23,6 +23,8 @@ enum class ScheduleKind {
   ring,                ///< allreduce (segmented reduce-scatter ring + allgather ring) and
                        ///< allgather; not order-keeping.
   reduce_bcast,        ///< allreduce: binomial reduce to rank 0, then binomial broadcast.
+  reduce_scatter_gather,  ///< reduce: reduce-scatter in groups of ScheduleParams::radix (as
+                          ///< rabenseifner), then a gather to the root; for large messages.
 };
 
 /// The schedule's name as used in options, logs and selection files ("binomial", ...).
@@ -32,7 +34,8 @@ bool ParseScheduleKind(const std::string& name, ScheduleKind* out) noexcept;
 /// True when the schedule combines contributions in rank order, so that a non-commutative
 /// operator gives rank 0's value ∘ rank 1's ∘ ... ∘ rank p-1's.
 bool IsOrderKeeping(ScheduleKind kind) noexcept;
-/// True when ScheduleParams::radix shapes the schedule (knomial, rabenseifner).
+/// True when ScheduleParams::radix shapes the schedule (knomial, rabenseifner,
+/// reduce_scatter_gather).
 bool TakesRadix(ScheduleKind kind) noexcept;
 /// True when the schedule implements the collective.
 bool Supports(ScheduleKind kind, Collective c) noexcept;

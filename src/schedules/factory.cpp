@@ -6,6 +6,7 @@
 #include "schedules/pipelined_tree.hpp"
 #include "schedules/rabenseifner.hpp"
 #include "schedules/recursive_doubling.hpp"
+#include "schedules/reduce_scatter_gather.hpp"
 #include "schedules/ring.hpp"
 #include "schedules/schedule.hpp"
 #include "tributary/errors.hpp"
@@ -53,6 +54,8 @@ std::unique_ptr<Schedule> MakeSchedule(ScheduleKind kind, const ScheduleArgs& ar
       return std::make_unique<RecursiveDoublingSchedule>(args);
     case ScheduleKind::rabenseifner:
       return std::make_unique<RabenseifnerSchedule>(args);
+    case ScheduleKind::reduce_scatter_gather:
+      return std::make_unique<ReduceScatterGatherSchedule>(args);
     case ScheduleKind::ring:
       return std::make_unique<RingSchedule>(args);
   }

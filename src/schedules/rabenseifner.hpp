@@ -1,4 +1,5 @@
 // Rabenseifner's allreduce: reduce-scatter by recursive halving, allgather by doubling.
+// ReduceScatterGatherSchedule (reduce_scatter_gather.hpp) shares its reduce-scatter.
 #pragma once
 
 #include <cstddef>
@@ -16,14 +17,14 @@ namespace tributary::detail {
 /// ranks and is combined in rank order: order-keeping. Radix 2 is recursive halving and
 /// doubling (2 lg p rounds); radix k takes 2 ⌈log_k p⌉ rounds of k − 1 messages each, for
 /// the same bytes. Each element is finished by one rank, so all ranks get its bits.
-class RabenseifnerSchedule final : public P2PSchedule {
+class RabenseifnerSchedule : public P2PSchedule {
  public:
   explicit RabenseifnerSchedule(const ScheduleArgs& args);
   void Start() override;
   bool Progress() override;
   ScheduleKind Kind() const noexcept override { return ScheduleKind::rabenseifner; }
 
- private:
+ protected:
   enum class Step { fold_in, scatter, gather, fold_out, done };
   /// One reduce-scatter round, kept for the allgather that undoes it.
   struct Round {

@@ -322,7 +322,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Config{"pipelined_tree_segments_of_24_bytes", ScheduleKind::pipelined_tree, 4,
                              24},
                       Config{"mpi_library", ScheduleKind::mpi_library},
+                      Config{"reduce_scatter_gather", ScheduleKind::reduce_scatter_gather, 2},
+                      Config{"reduce_scatter_gather4", ScheduleKind::reduce_scatter_gather, 4},
                       Config{"nodes_of_2_binomial", ScheduleKind::binomial, 4, 65536, 2},
+                      Config{"nodes_of_2_reduce_scatter_gather",
+                             ScheduleKind::reduce_scatter_gather, 2, 65536, 2},
                       Config{"nodes_of_2_pipelined_tree", ScheduleKind::pipelined_tree, 4, 48, 2}),
     Name);
 
