@@ -1,112 +1,162 @@
 #!/usr/bin/env bash
 # Tributary on simulated clusters (SimGrid SMPI): builds the smpi preset's benchmark and
-# measures, in simulated time, on simulation/platforms/:
-#   - allreduce / reduce / allgather latency for the built-in tree, the node-aware form,
-#     own schedules, Tributary on the MPI library's collective, raw MPI_Ixxx + MPI_Test and
-#     the blocking MPI_xxx under each SMPI collective selector, with the α-β lower bound;
-#   - overlap of a fixed computation polled in chunks (OSU, IMB, hidden);
-#   - 8 lists per rank: the regional combine against 8 per-list reductions;
+# measures, in simulated time, by the method of docs/simulation.md ("How a figure is
+# measured": a common start for every rank, computation charged as flops, posts, tests,
+# combines and the library's own work charged at this machine's measured costs):
+#   - allreduce / reduce / allgather latency of the built-in tree and of own schedules
+#     against the blocking MPI_xxx under each SMPI collective selector, with the lower bound;
+#   - overlap of a computation of the variant's own latency, polled in 20 chunks;
+#   - the regional combine of 8 and 64 lists per rank against as many per-list reductions;
 #   - example_apps/cg_poisson in weak scaling (64 x 64 grid points and 4 strips per rank,
-#     10 iterations, the arithmetic charged at the simulated 1 Gflop/s): classic against
-#     pipelined CG per iteration.
-# Writes results/simulation-<date>/{latency,overlap,regional,cg}.csv, summary.md and PNG plots
-# (latency per collective and rank count; with several rank counts, allreduce-vs-ranks.png).
+#     10 iterations, its arithmetic charged as flops): classic against pipelined CG.
+# Writes results/simulation-<date>/{latency,overlap,regional,cg,bound}.csv, summary.md and
+# PNG plots (latency per collective and rank count; with several rank counts,
+# allreduce-vs-ranks.png).
 #
-#   scripts/run-simulation.sh [--ranks "64 256"] [--sizes "8 64 ..."] [--cg-ranks "16 64 256"]
-#                             [--quick] [--out DIR]
+#   scripts/run-simulation.sh [--ranks "64 256"] [--sizes "8 512 ..."] [--parts "latency
+#       overlap regional cg"] [--collectives "allreduce reduce allgather"]
+#       [--variants-allreduce v,v] [--platform FILE] [--nic SECONDS] [--iterations N]
+#       [--no-build] [--quick] [--out DIR]
+#   --nic SECONDS  each node's interface injects one message at a time (smpirun.sh --nic)
+#   --no-build     run the binaries in build/smpi as they are
 #
-# Environment: TRIBUTARY_SMPI_SELECTORS (default "ompi mpich mvapich2 impi"),
-# TRIBUTARY_SMPI_POLL_COST (default 5e-8 s, simulation/smpirun.sh).
-# Wall time grows with ranks x variants x sizes; --quick keeps it to a few minutes.
+# Environment: TRIBUTARY_SMPI_SELECTORS (default "ompi mpich mvapich2 impi"), and the charges
+# of simulation/smpirun.sh (TRIBUTARY_SMPI_POLL_COST, ..._SEND_COST, ..._RECV_COST,
+# ..._COMBINE_COST, ..._START_COST). Wall time grows with ranks x variants x sizes; the
+# simulation is deterministic, so one iteration after a warm-up is the default.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 ranks="256"
-sizes="8 64 512 4096 32768 262144 1048576"
-iterations=3
-cg_ranks="16 64 256"
+sizes="8 512 4096 16384 65536 262144 1048576"
+iterations=1
+parts="latency overlap regional cg"
+collectives="allreduce reduce allgather"
+cg_ranks=""
+platform=""
+nic=""
+build=1
 out="$root/results/simulation-$(date -u +%Y%m%d-%H%M%S)"
 selectors="${TRIBUTARY_SMPI_SELECTORS:-ompi mpich mvapich2 impi}"
+own_allreduce="tree,recursive_doubling,knomial4,rabenseifner4,rabenseifner16,node_aware_recursive_doubling"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --ranks) ranks="$2"; shift 2 ;;
     --sizes) sizes="$2"; shift 2 ;;
+    --parts) parts="$2"; shift 2 ;;
+    --collectives) collectives="$2"; shift 2 ;;
+    --variants-allreduce) own_allreduce="$2"; shift 2 ;;
+    --platform) platform="$2"; shift 2 ;;
+    --nic) nic="$2"; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --iterations) iterations="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --cg-ranks) cg_ranks="$2"; shift 2 ;;
-    --quick) ranks="64"; sizes="8 4096 262144"; iterations=1; selectors="ompi mpich"; cg_ranks="16 64"; shift ;;
-    *) sed -n '2,19p' "$0"; exit 2 ;;
+    --quick) ranks="64"; sizes="8 4096 262144"; selectors="ompi mpich"; cg_ranks="16 64"; shift ;;
+    *) sed -n '2,25p' "$0"; exit 2 ;;
   esac
 done
+[[ -n "$cg_ranks" ]] || cg_ranks="$ranks"
 mkdir -p "$out"
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
+has() { [[ " $1 " == *" $2 "* ]]; }
 
-log "building the smpi preset (bench_simulation)"
-[[ -f "$root/build/smpi/build.ninja" ]] || (cmake --preset smpi >/dev/null)
-cmake --build build/smpi -j 2 --target bench_simulation cg_poisson >/dev/null
+if ((build)); then
+  log "building the smpi preset (bench_simulation, cg_poisson)"
+  [[ -f "$root/build/smpi/build.ninja" ]] || (cmake --preset smpi >/dev/null)
+  cmake --build build/smpi -j 2 --target bench_simulation cg_poisson >/dev/null
+fi
 bench="$root/build/smpi/bench/simulation/bench_simulation"
-run() { "$root/simulation/smpirun.sh" "$@"; }
+launch=("$root/simulation/smpirun.sh")
+[[ -n "$platform" ]] && launch+=(--platform "$platform")
+[[ -n "$nic" ]] && launch+=(--nic "$nic")
+# A run that fails (a wrong result, a crash) is logged and the sweep goes on.
+run() { "${launch[@]}" "$@" || { log "FAILED: smpirun.sh $*"; return 0; }; }
 csv_sizes=$(echo $sizes | tr ' ' ',')
 
-echo "kind,collective,variant,ranks,nodes,bytes,median_s,min_s,max_s,selector" >"$out/latency.csv"
-echo "kind,collective,variant,ranks,nodes,bytes,t_pure,t_cpu,t_overall,osu,imb,hidden" >"$out/overlap.csv"
-echo "kind,collective,variant,ranks,nodes,lists,median_s,min_s,max_s" >"$out/regional.csv"
-echo "kind,variant,ranks,nodes,n,strips,iterations,s_per_iteration" >"$out/cg.csv"
+header() { [[ -s "$out/$1" ]] || echo "$2" >"$out/$1"; }
+header latency.csv "kind,collective,variant,ranks,nodes,bytes,median_s,min_s,max_s,selector"
+header overlap.csv "kind,collective,variant,ranks,nodes,bytes,t_pure,t_cpu,t_overall,osu,imb,hidden,t_test"
+header regional.csv "kind,collective,variant,ranks,nodes,lists,median_s,min_s,max_s"
+header cg.csv "kind,variant,ranks,nodes,n,strips,iterations,s_per_iteration"
 
-own_allreduce="tree,node_aware,recursive_doubling,rabenseifner,ring,knomial,binomial,mpi_library"
 for np in $ranks; do
-  for coll in allreduce reduce allgather; do
-    case $coll in
-      allreduce) own="$own_allreduce"; raw="MPI_Iallreduce,MPI_Allreduce" ;;
-      reduce) own="tree,node_aware,binomial,knomial,pipelined_tree,mpi_library"; raw="MPI_Ireduce,MPI_Reduce" ;;
-      allgather) own="tree,ring,recursive_doubling,mpi_library"; raw="MPI_Iallgather,MPI_Allgather" ;;
-    esac
-    # Allgather results grow with the rank count: keep them under 64 MiB per rank.
-    s="$csv_sizes"
-    [[ $coll == allgather ]] && s=$(for b in $sizes; do ((b * np <= 67108864)) && echo -n "$b,"; done)
-    # Own schedules without the length check (DebugLevel::none), like the MPI library's
-    # calls; the built-in tree once more with it (the default DebugLevel::basic), "tree+check".
-    log "latency: $coll at $np ranks, own schedules"
-    run -n "$np" "$bench" latency --collective $coll --variants "$own" --sizes "$s" \
-      --iterations $iterations --debug none | sed 's/$/,tributary/' >>"$out/latency.csv"
-    log "latency: $coll at $np ranks, built-in tree with the length check"
-    run -n "$np" "$bench" latency --collective $coll --variants tree --sizes "$s" \
-      --iterations $iterations --debug basic | sed 's/$/,tributary/' >>"$out/latency.csv"
-    for sel in $selectors; do
-      log "latency: $coll at $np ranks, MPI library under selector $sel"
-      run -n "$np" --coll-selector "$sel" "$bench" latency --collective $coll --variants "$raw" \
-        --sizes "$s" --iterations $iterations | sed "s/\$/,$sel/" >>"$out/latency.csv"
+  if has "$parts" latency; then
+    for coll in $collectives; do
+      # Every own schedule up to 16 KiB; above, only those that can be fast there (a slow one
+      # polls for a long simulated time, which costs wall time in proportion).
+      case $coll in
+        allreduce) own="$own_allreduce"; large="tree,rabenseifner4,rabenseifner16"; raw="MPI_Allreduce" ;;
+        reduce) own="tree,knomial4,knomial16,reduce_scatter_gather4,reduce_scatter_gather16"
+          large="tree,reduce_scatter_gather4,reduce_scatter_gather16"; raw="MPI_Reduce" ;;
+        allgather) own="tree,recursive_doubling,ring"; large="tree,ring"; raw="MPI_Allgather" ;;
+      esac
+      # Allgather results grow with the rank count: keep them under 16 MiB per rank.
+      s="$csv_sizes"
+      [[ $coll == allgather ]] && s=$(for b in $sizes; do ((b * np <= 16777216)) && echo -n "$b,"; done)
+      small=$(echo "$s" | tr ',' '\n' | awk 'NF && $1 <= 16384' | paste -sd, -)
+      big=$(echo "$s" | tr ',' '\n' | awk 'NF && $1 > 16384' | paste -sd, -)
+      # Own schedules at DebugLevel::none (no length check), like the MPI library's calls.
+      log "latency: $coll at $np ranks, own schedules"
+      [[ -n "$small" ]] && run -n "$np" "$bench" latency --collective $coll --variants "$own" \
+        --sizes "$small" --iterations $iterations --debug none | sed 's/$/,tributary/' >>"$out/latency.csv"
+      [[ -n "$big" ]] && run -n "$np" "$bench" latency --collective $coll --variants "$large" \
+        --sizes "$big" --iterations $iterations --debug none | sed 's/$/,tributary/' >>"$out/latency.csv"
+      for sel in $selectors; do
+        log "latency: $coll at $np ranks, MPI library under selector $sel"
+        run -n "$np" --coll-selector "$sel" "$bench" latency --collective $coll --variants "$raw" \
+          --sizes "$s" --iterations $iterations | sed "s/\$/,$sel/" >>"$out/latency.csv"
+      done
     done
-  done
-  log "overlap at $np ranks"
-  run -n "$np" "$bench" overlap --variants "tree,recursive_doubling,knomial,MPI_Iallreduce" \
-    --sizes "8,512,4096,65536" --iterations $iterations --debug none >>"$out/overlap.csv"
-  log "regional combine at $np ranks"
-  run -n "$np" "$bench" regional --iterations $iterations >>"$out/regional.csv"
+  fi
+  if has "$parts" overlap; then
+    # SMPI's MPI_Iallreduce sends the whole buffer to and from every peer (p^2 messages in
+    # flight): at 256 ranks and above it is measured up to 16 KiB only.
+    log "overlap at $np ranks"
+    run -n "$np" "$bench" overlap --variants "tree,recursive_doubling" \
+      --sizes "8,512,4096,16384,65536" --iterations $iterations --debug none >>"$out/overlap.csv"
+    isizes="8,512,4096,16384,65536"
+    ((np >= 256)) && isizes="8,512,4096,16384"
+    run -n "$np" "$bench" overlap --variants "MPI_Iallreduce" --sizes "$isizes" \
+      --iterations $iterations >>"$out/overlap.csv"
+  fi
+  if has "$parts" regional; then
+    for lists in 8 64; do
+      log "regional combine at $np ranks, $lists lists"
+      run -n "$np" "$bench" regional --lists $lists --iterations $iterations >>"$out/regional.csv"
+    done
+  fi
 done
 
 # Weak scaling: n = 64 sqrt(p), so every rank holds 64 x 64 points in 4 strips.
-for np in $cg_ranks; do
-  n=$(awk -v p="$np" 'BEGIN { printf "%d", 64 * sqrt(p) + 0.5 }')
-  log "cg_poisson at $np ranks (${n}x${n} grid, $((4 * np)) strips)"
-  run -n "$np" "$root/build/smpi/example_apps/cg_poisson" --n "$n" --strips $((4 * np)) \
-    --iterations 10 | awk -v p="$np" -v n="$n" -v s=$((4 * np)) '
-      / CG: / { v = $1; it = $3; for (i = 1; i <= NF; ++i) if ($(i + 1) == "us") t = $i
-        printf "cg,%s,%d,%d,%d,%d,%d,%.9g\n", v, p, (p + 15) / 16, n, s, it, t * 1e-6 }' >>"$out/cg.csv"
-done
+if has "$parts" cg; then
+  for np in $cg_ranks; do
+    n=$(awk -v p="$np" 'BEGIN { printf "%d", 64 * sqrt(p) + 0.5 }')
+    log "cg_poisson at $np ranks (${n}x${n} grid, $((4 * np)) strips)"
+    run -n "$np" "$root/build/smpi/example_apps/cg_poisson" --n "$n" --strips $((4 * np)) \
+      --iterations 10 | awk -v p="$np" -v n="$n" -v s=$((4 * np)) '
+        / CG: / { v = $1; it = $3; for (i = 1; i <= NF; ++i) if ($(i + 1) == "us") t = $i
+          printf "cg,%s,%d,%d,%d,%d,%d,%.9g\n", v, p, (p + 15) / 16, n, s, it, t * 1e-6 }' >>"$out/cg.csv"
+  done
+fi
 
-# α-β lower bound of an allreduce on the platform. The N nodes of r ranks each have one link
-# (α = 1 µs, β = 1/12.5 GB/s; simulation/README.md) and messages within a node do not cross
-# it, so the nodes are the processes of the classic bound: every node's link carries at
-# least 2(N−1)/N·n bytes (reduce-scatter plus allgather among nodes), and a value reaches
-# every node after ⌈log_(r+1) N⌉ hops between nodes (each of a node's r ranks can send to a
-# different node). One node (N = 1): the p ranks on the loopback, ⌈lg p⌉·0.26 µs +
-# 2(p−1)/p·n / 10.7 GB/s. γ is 0: the simulator charges no computation
-# (smpi/simulate-computation:no), for Tributary's schedules and SMPI's alike.
-awk -F, 'NR > 1 && $2 == "allreduce" { key = $4 "," $6; if (!(key in seen)) { seen[key] = 1;
+# Lower bound of an allreduce on the platform (simulation/platform-params.sh reads α, β of
+# the links between nodes from it). The N nodes of r ranks each have one link and messages
+# within a node do not cross it, so the nodes are the processes of the classic bound: every
+# node's link carries at least 2(N-1)/N·n bytes, and a value reaches every node after
+# ⌈log_(r+1) N⌉ hops between nodes (each of a node's r ranks can send to a different node),
+# each paying α and a post and a receive; every rank combines at least (p-1)/p·n bytes.
+# One node: the p ranks on the loopback. Computed for the sizes measured.
+eval "$("$root/simulation/platform-params.sh" "${platform:-$root/simulation/platforms/cluster-16x16.xml}")"
+awk -F, -v a="$alpha" -v b="$beta" -v la="$local_alpha" -v lb="$local_beta" \
+  -v o="${TRIBUTARY_SMPI_SEND_COST:-7.7e-8}" -v orr="${TRIBUTARY_SMPI_RECV_COST:-2.1e-8}" \
+  -v g="${TRIBUTARY_SMPI_COMBINE_COST:-2.3e-11}" '
+  NR > 1 && $2 == "allreduce" { key = $4 "," $6; if (!(key in seen)) { seen[key] = 1;
   p = $4; N = $5; n = $6; r = p / N; hops = 0
-  if (N > 1) { for (q = 1; q < N; q *= r + 1) ++hops; t = hops * 1e-6 + 2 * (N - 1) / N * n / 12.5e9 }
-  else { for (q = 1; q < p; q *= 2) ++hops; t = hops * 0.26e-6 + 2 * (p - 1) / p * n / 10.7e9 }
-  printf "bound,allreduce,alpha_beta_bound,%d,%d,%d,%.9g,%.9g,%.9g,model\n", p, N, n, t, 0, 0 } }' \
+  if (N > 1) { for (q = 1; q < N; q *= r + 1) ++hops; t = hops * (a + o + orr) + 2 * (N - 1) / N * n * b }
+  else { for (q = 1; q < p; q *= 2) ++hops; t = hops * (la + o + orr) + 2 * (p - 1) / p * n * lb }
+  t += (p - 1) / p * n * g
+  printf "bound,allreduce,lower_bound,%d,%d,%d,%.9g,%.9g,%.9g,model\n", p, N, n, t, 0, 0 } }' \
   "$out/latency.csv" >"$out/bound.csv"
 
 log "summary and plots"
@@ -114,14 +164,14 @@ log "summary and plots"
   echo "# Tributary on simulated clusters"
   echo
   echo "Simulated times (SimGrid SMPI $(smpirun -version 2>&1 | grep -o '3\.[0-9]*' | head -1)), not measured on hardware."
-  echo "Platform: simulation/platforms/ (16 ranks per node, 100 Gb/s, 1 µs between nodes)."
-  echo "Poll charge (smpi/test per tested request): ${TRIBUTARY_SMPI_POLL_COST:-5e-8} s."
-  echo "Settings and what the simulator does not model: docs/simulation.md."
+  echo "Platform: ${platform:-simulation/platforms/ (16 ranks per node)}."
+  echo "Method and charges: docs/simulation.md, \"How a figure is measured\"."
   echo
-  echo "## Latency (median of $iterations, slowest rank), µs"
+  echo "## Latency (from a common start to the last rank's completion), µs"
   echo
   for np in $ranks; do
-    for coll in allreduce reduce allgather; do
+    for coll in $collectives; do
+      grep -q "^latency,$coll,[^,]*,$np," "$out/latency.csv" || continue
       echo "### $coll, $np ranks"
       echo
       awk -F, -v np=$np -v c=$coll 'FILENAME !~ /bound/ && FNR > 1 && $2 == c && $4 == np {
@@ -131,37 +181,44 @@ log "summary and plots"
         END { printf "| variant |"; for (j = 1; j <= ns; ++j) printf " %s B |", sz[j]; print "";
           printf "|---|"; for (j = 1; j <= ns; ++j) printf "---:|"; print "";
           for (i = 1; i <= nv; ++i) { printf "| %s |", order[i];
-            for (j = 1; j <= ns; ++j) { k = order[i] SUBSEP sz[j]; printf (k in t) ? " %.1f |" : " – |", t[k] } print "" }
-          if (c == "allreduce") { printf "| α-β lower bound |"; for (j = 1; j <= ns; ++j) printf " %.1f |", bound[sz[j]]; print "" } }' \
+            for (j = 1; j <= ns; ++j) { k = order[i] SUBSEP sz[j]; printf (k in t) ? " %.2f |" : " – |", t[k] } print "" }
+          if (c == "allreduce") { printf "| lower bound |"; for (j = 1; j <= ns; ++j) printf " %.2f |", bound[sz[j]]; print "" } }' \
         "$out/latency.csv" "$out/bound.csv"
       echo
     done
   done
-  echo "## Overlap (computation = t_pure, polled in 20 chunks), %"
-  echo
-  echo "| ranks | variant | bytes | t_pure µs | t_overall µs | OSU % | IMB % | hidden |"
-  echo "|---:|---|---:|---:|---:|---:|---:|---:|"
-  awk -F, 'NR > 1 { printf "| %d | %s | %d | %.1f | %.1f | %.0f | %.0f | %.2f |\n", $4, $3, $6, $7 * 1e6, $9 * 1e6, $10, $11, $12 }' "$out/overlap.csv"
-  echo
-  echo "## 8 lists per rank, one scalar each"
-  echo
-  echo "| ranks | variant | µs per cycle |"
-  echo "|---:|---|---:|"
-  awk -F, 'NR > 1 { printf "| %d | %s | %.1f |\n", $4, $3, $7 * 1e6 }' "$out/regional.csv"
-  echo
-  echo "## cg_poisson, weak scaling (64 x 64 points per rank), µs per iteration"
-  echo
-  echo "| ranks | nodes | grid | classic | pipelined | pipelined / classic |"
-  echo "|---:|---:|---:|---:|---:|---:|"
-  awk -F, 'NR > 1 { t[$3, $2] = $8 * 1e6; n[$3] = $5; nodes[$3] = $4; if (!($3 in seen)) { seen[$3] = 1; order[++k] = $3 } }
-    END { for (i = 1; i <= k; ++i) { p = order[i]
-      printf "| %d | %d | %dx%d | %.1f | %.1f | %.2f |\n", p, nodes[p], n[p], n[p], t[p, "classic"], t[p, "pipelined"],
-        t[p, "classic"] ? t[p, "pipelined"] / t[p, "classic"] : 0 } }' "$out/cg.csv"
+  if [[ $(wc -l <"$out/overlap.csv") -gt 1 ]]; then
+    echo "## Overlap (computation = t_pure, polled in 20 chunks)"
+    echo
+    echo "| ranks | variant | bytes | t_pure µs | t_overall µs | polls µs | OSU % | IMB % |"
+    echo "|---:|---|---:|---:|---:|---:|---:|---:|"
+    awk -F, 'NR > 1 { printf "| %d | %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f |\n", $4, $3, $6, $7 * 1e6, $9 * 1e6, $13 * 1e6, $10, $11 }' "$out/overlap.csv"
+    echo
+  fi
+  if [[ $(wc -l <"$out/regional.csv") -gt 1 ]]; then
+    echo "## Lists per rank, one scalar each"
+    echo
+    echo "| ranks | lists | variant | µs per cycle |"
+    echo "|---:|---:|---|---:|"
+    awk -F, 'NR > 1 { printf "| %d | %d | %s | %.2f |\n", $4, $6, $3, $7 * 1e6 }' "$out/regional.csv"
+    echo
+  fi
+  if [[ $(wc -l <"$out/cg.csv") -gt 1 ]]; then
+    echo "## cg_poisson, weak scaling (64 x 64 points per rank), µs per iteration"
+    echo
+    echo "| ranks | nodes | grid | classic | pipelined | pipelined / classic |"
+    echo "|---:|---:|---:|---:|---:|---:|"
+    awk -F, 'NR > 1 { t[$3, $2] = $8 * 1e6; n[$3] = $5; nodes[$3] = $4; if (!($3 in seen)) { seen[$3] = 1; order[++k] = $3 } }
+      END { for (i = 1; i <= k; ++i) { p = order[i]
+        printf "| %d | %d | %dx%d | %.1f | %.1f | %.2f |\n", p, nodes[p], n[p], n[p], t[p, "classic"], t[p, "pipelined"],
+          t[p, "classic"] ? t[p, "pipelined"] / t[p, "classic"] : 0 } }' "$out/cg.csv"
+  fi
 } >"$out/summary.md"
 
-if command -v gnuplot >/dev/null; then
+if command -v gnuplot >/dev/null && [[ $(wc -l <"$out/latency.csv") -gt 1 ]]; then
   for np in $ranks; do
-    for coll in allreduce reduce allgather; do
+    for coll in $collectives; do
+      grep -q "^latency,$coll,[^,]*,$np," "$out/latency.csv" || continue
       plot=""
       for v in $(awk -F, -v np=$np -v c=$coll 'NR > 1 && $2 == c && $4 == np { k = $3 "@" $10; if (!(k in s)) { s[k] = 1; print k } }' "$out/latency.csv"); do
         name=${v%@*}; sel=${v#*@}
@@ -173,10 +230,10 @@ if command -v gnuplot >/dev/null; then
       if [[ $coll == allreduce ]]; then
         f="$out/.bound-$np.dat"
         awk -F, -v np=$np '$4 == np { print $6, $7 * 1e6 }' "$out/bound.csv" >"$f"
-        plot+="'$f' using 1:2 with lines dashtype 2 lw 2 title 'α-β lower bound', "
+        plot+="'$f' using 1:2 with lines dashtype 2 lw 2 title 'lower bound', "
       fi
       gnuplot <<EOF || log "gnuplot failed for $coll at $np ranks"
-set terminal pngcairo size 1100,700 noenhanced
+set terminal pngcairo size 1000,640 noenhanced
 set output "$out/${coll}-${np}.png"
 set title "$coll, $np simulated ranks (16 per node): simulated time"
 set logscale xy
@@ -189,7 +246,7 @@ EOF
   done
   # Allreduce latency against the rank count (when several were run), at the smallest and
   # the largest size: the built-in tree, the fastest SMPI selector's MPI_Allreduce at each
-  # rank count, and the α-β lower bound.
+  # rank count, and the lower bound.
   if [[ $(echo $ranks | wc -w) -gt 1 ]]; then
     plot=""
     for b in $(echo $sizes | tr ' ' '\n' | sort -n | sed -n '1p;$p' | sort -un); do
@@ -204,7 +261,7 @@ EOF
       plot+="'$f' using 1:2 with linespoints dashtype 3 title 'MPI_Allreduce (fastest SMPI selector), $b B', "
       f="$out/.ranks-bound-$b.dat"
       awk -F, -v b=$b '$2 == "allreduce" && $6 == b { print $4, $7 * 1e6 }' "$out/bound.csv" | sort -n >"$f"
-      plot+="'$f' using 1:2 with lines dashtype 2 title 'α-β lower bound, $b B', "
+      plot+="'$f' using 1:2 with lines dashtype 2 title 'lower bound, $b B', "
     done
     gnuplot <<EOF || log "gnuplot failed for the latency against ranks"
 set terminal pngcairo size 1100,700 noenhanced

@@ -10,6 +10,7 @@
 #include "context_impl.hpp"
 #include "mpi_registry.hpp"
 #include "schedules/schedule.hpp"
+#include "schedules/simulated_cost.hpp"
 #include "trace.hpp"
 #include "tributary/context.hpp"
 #include "tributary/detail/progress.hpp"
@@ -615,6 +616,7 @@ void ReductionCore::StartSchedule() {
   if (!schedule_ || schedule_->Kind() != kind || !schedule_->Rearm(args))
     schedule_ = MakeSchedule(kind, args);
   schedule_active_ = true;
+  ChargeStart();  // under SMPI only: the library's own work, which the simulator does not charge
   schedule_->Start();
 #endif
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "cluster_model.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary {
@@ -250,7 +251,7 @@ class SelectionBuilder {
           Fail(p,
                "unknown schedule " + it->dump() +
                    " (known: mpi_library, binomial, knomial, pipelined_tree, recursive_doubling, "
-                   "rabenseifner, ring, reduce_bcast)");
+                   "rabenseifner, ring, reduce_bcast, reduce_scatter_gather)");
       } else if (k == "radix") {
         if (!it->is_number_integer() || it->get<long long>() < 2 || it->get<long long>() > 1024)
           Fail(p, "radix must be an integer from 2 to 1024");
@@ -491,16 +492,18 @@ namespace tributary {
 // Rabenseifner (n bytes moved, half the reduction work per rank) from 4 KiB; from 3 ranks
 // the 4-nomial tree (lg_4 p rounds; recursive doubling pays a fold-in round when p is not
 // a power of two) up to 64 KiB, then the ring for commutative operators (bandwidth-optimal,
-// segmented) and Rabenseifner for the others. Reduce: the 4-nomial tree up to 64 KiB,
+// segmented) and Rabenseifner for the others. Reduce: at 2 ranks one message, the binomial
+// tree (reference 004 at 2 ranks: 1.03-1.19x MPI_Reduce from 1M ints, where the chain gave
+// 0.72-0.95x; docs/performance.md); from 3 ranks the 4-nomial tree up to 64 KiB,
 // binomial up to 512 KiB, the segmented chain (pipelined_tree) above: 256 KiB segments up
-// to 32 MiB, 1 MiB segments beyond (2 ranks, 4M and 16M ints to rank 0 against
-// MPI_Reduce side by side: 256 KiB segments 0.99-1.15x at 16 MiB where 1 MiB ones gave
-// 0.86-0.95x, and 1 MiB segments 0.98-1.01x at 64 MiB where 64 KiB ones gave 0.82-0.87x;
-// docs/selection.md). Allgather:
+// to 32 MiB, 1 MiB segments beyond (4M and 16M ints to rank 0 against MPI_Reduce side by
+// side: 256 KiB segments 0.99-1.15x at 16 MiB where 1 MiB ones gave 0.86-0.95x, and 1 MiB
+// segments 0.98-1.01x at 64 MiB where 64 KiB ones gave 0.82-0.87x; docs/selection.md).
+// Allgather:
 // recursive doubling for the smallest messages (and up to 32 KiB at 2 ranks), the MPI
 // library above.
 const std::string& SelectionTree::BuiltinJson(const SelectionFacts& facts) {
-  return facts.node_count > 1 ? ClusterJson() : DefaultJson();
+  return facts.node_count > 1 ? detail::ClusterTree(facts) : DefaultJson();
 }
 
 const std::string& SelectionTree::DefaultJson() {
@@ -522,10 +525,13 @@ const std::string& SelectionTree::DefaultJson() {
       ]}
     ]},
     {"collective": "reduce", "then": [
-      {"msg_size": "<= 64KiB", "then": {"schedule": "knomial", "radix": 4}},
-      {"msg_size": "<= 512KiB", "then": {"schedule": "binomial"}},
-      {"msg_size": "<= 32MiB", "then": {"schedule": "pipelined_tree", "segment_bytes": 262144}},
-      {"msg_size": "any", "then": {"schedule": "pipelined_tree", "segment_bytes": 1048576}}
+      {"comm_size": "<= 2", "then": {"schedule": "binomial"}},
+      {"comm_size": "any", "then": [
+        {"msg_size": "<= 64KiB", "then": {"schedule": "knomial", "radix": 4}},
+        {"msg_size": "<= 512KiB", "then": {"schedule": "binomial"}},
+        {"msg_size": "<= 32MiB", "then": {"schedule": "pipelined_tree", "segment_bytes": 262144}},
+        {"msg_size": "any", "then": {"schedule": "pipelined_tree", "segment_bytes": 1048576}}
+      ]}
     ]},
     {"collective": "any", "then": [
       {"comm_size": "<= 2", "then": [

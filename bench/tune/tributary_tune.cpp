@@ -3,6 +3,8 @@
 //
 //   mpiexec -n 8 tributary-tune --output tuned.json [--max-bytes 4194304] [--quick]
 //   then: TRIBUTARY_SELECTION=tuned.json  (or ContextOptions::selection_file)
+//   mpiexec -n 32 tributary-tune --network profile.json   (two nodes or more)
+//   then: TRIBUTARY_NETWORK=profile.json  (the cluster selection's cost model reads it)
 //
 // The written tree holds the measured choices under "comm_size" for this communicator's
 // size and the built-in tree for every other size. Per collective and message size the
@@ -14,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -37,8 +40,9 @@ struct Candidate {
   ScheduleKind kind;
   int radix = 4;
   std::string Name() const {
-    return kind == ScheduleKind::knomial ? "knomial" + std::to_string(radix)
-                                         : tributary::ToString(kind);
+    return kind == ScheduleKind::knomial || kind == ScheduleKind::reduce_scatter_gather
+               ? tributary::ToString(kind) + std::to_string(radix)
+               : tributary::ToString(kind);
   }
   Json Leaf() const {
     Json leaf;
@@ -59,9 +63,10 @@ constexpr struct {
 
 std::vector<Candidate> CandidatesFor(Collective c) {
   std::vector<Candidate> out;
-  for (auto kind : {ScheduleKind::mpi_library, ScheduleKind::binomial, ScheduleKind::knomial,
-                    ScheduleKind::pipelined_tree, ScheduleKind::recursive_doubling,
-                    ScheduleKind::rabenseifner, ScheduleKind::ring, ScheduleKind::reduce_bcast}) {
+  for (auto kind :
+       {ScheduleKind::mpi_library, ScheduleKind::binomial, ScheduleKind::knomial,
+        ScheduleKind::pipelined_tree, ScheduleKind::recursive_doubling, ScheduleKind::rabenseifner,
+        ScheduleKind::ring, ScheduleKind::reduce_bcast, ScheduleKind::reduce_scatter_gather}) {
     if (!tributary::Supports(kind, c)) continue;
     if (kind == ScheduleKind::knomial) {
       out.push_back({kind, 4});
@@ -213,6 +218,250 @@ Json SizeLevel(const std::vector<std::size_t>& sizes, const std::vector<std::siz
   return level;
 }
 
+// --network: what the cluster selection's cost model needs to know of this communicator's
+// network (docs/simulation.md, "The cluster selection"), measured: one message's one-way
+// time (half a round trip, the mean of `reps`) within a node (ranks 0 and 1) and between
+// nodes (rank 0 and the first rank on another node) at every power of two from 8 B to
+// 16 MiB; the node link's time per message (64 small messages per pair) and per byte (one
+// of 1 MiB) when all of a node's ranks send to another node at once, against one pair
+// alone; posting a
+// send and a receive, and an unsuccessful test. The combine's cost per byte is measured by a
+// loop here, or, under SMPI (which charges no computation), is the charge
+// TRIBUTARY_SMPI_COMBINE_COST. Nodes: ranks with rank 0's processor name share its node.
+int MeasureNetwork(const std::string& output, int reps) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  char name[MPI_MAX_PROCESSOR_NAME] = {}, root[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  std::memcpy(root, name, sizeof root);
+  MPI_Bcast(root, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+  const bool mine = std::strncmp(name, root, MPI_MAX_PROCESSOR_NAME) == 0;
+  // Rank 0's node: its ranks; the other node: the ranks of the first rank off it.
+  int other = mine ? size : rank, per_node = mine ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &other, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &per_node, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int same_peer = size;  // a second rank on rank 0's node
+  {
+    int cand = mine && rank > 0 ? rank : size;
+    MPI_Allreduce(&cand, &same_peer, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  }
+  if (other >= size || same_peer >= size) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "tributary-tune --network: needs two ranks on rank 0's node and one on "
+                   "another node\n");
+    return 2;
+  }
+  // Ranks of the other node in order: other, other + 1, ... while they share its name.
+  char other_name[MPI_MAX_PROCESSOR_NAME] = {};
+  if (rank == other) std::memcpy(other_name, name, sizeof other_name);
+  MPI_Bcast(other_name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, other, MPI_COMM_WORLD);
+  const bool on_other = std::strncmp(name, other_name, MPI_MAX_PROCESSOR_NAME) == 0;
+  int other_count = on_other ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &other_count, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const int pairs = std::min(per_node, other_count);
+  // Local indices: the i-th rank of each node, in rank order (both nodes are contiguous
+  // under the launchers here; otherwise the pairs are still distinct ranks).
+  int index_mine = -1, index_other = -1;
+  {
+    std::vector<int> flags(static_cast<std::size_t>(size) * 2, 0), all(flags.size());
+    flags[static_cast<std::size_t>(rank) * 2] = mine;
+    flags[static_cast<std::size_t>(rank) * 2 + 1] = on_other;
+    MPI_Allreduce(flags.data(), all.data(), static_cast<int>(all.size()), MPI_INT, MPI_SUM,
+                  MPI_COMM_WORLD);
+    int a = 0, b = 0;
+    for (int q = 0; q < size; ++q) {
+      if (all[static_cast<std::size_t>(q) * 2] && q == rank) index_mine = a;
+      if (all[static_cast<std::size_t>(q) * 2 + 1] && q == rank) index_other = b;
+      a += all[static_cast<std::size_t>(q) * 2];
+      b += all[static_cast<std::size_t>(q) * 2 + 1];
+    }
+  }
+  std::vector<int> node0, node1;  // the paired ranks
+  {
+    std::vector<int> ids(static_cast<std::size_t>(size), -1), all(ids.size());
+    if (index_mine >= 0 && index_mine < pairs) ids[static_cast<std::size_t>(rank)] = index_mine;
+    if (index_other >= 0 && index_other < pairs)
+      ids[static_cast<std::size_t>(rank)] = 1000000 + index_other;
+    MPI_Allreduce(ids.data(), all.data(), size, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    node0.assign(static_cast<std::size_t>(pairs), -1);
+    node1.assign(static_cast<std::size_t>(pairs), -1);
+    for (int q = 0; q < size; ++q) {
+      const int v = all[static_cast<std::size_t>(q)];
+      if (v >= 1000000)
+        node1[static_cast<std::size_t>(v - 1000000)] = q;
+      else if (v >= 0)
+        node0[static_cast<std::size_t>(v)] = q;
+    }
+  }
+  std::vector<char> buf(16u << 20), ack(8);
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  // Half the round trip of `bytes` from rank a to b and back: after a barrier and one
+  // round trip (which lets the barrier's own messages leave the network), the mean of
+  // `reps` round trips in a row.
+  const auto one_way = [&](int a, int b, std::size_t bytes) {
+    const auto trip = [&] {
+      if (rank == a) {
+        MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, b, 1, MPI_COMM_WORLD);
+        MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, b, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+      } else if (rank == b) {
+        MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, a, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, a, 1, MPI_COMM_WORLD);
+      }
+    };
+    MPI_Barrier(MPI_COMM_WORLD);
+    trip();
+    const double t0 = MPI_Wtime();
+    for (int rep = 0; rep < reps; ++rep) trip();
+    double m = (MPI_Wtime() - t0) / (2.0 * reps);
+    MPI_Bcast(&m, 1, MPI_DOUBLE, a, MPI_COMM_WORLD);
+    return m;
+  };
+  // The slowest time for `count` pairs at once to send `burst` messages of `bytes` each and
+  // get an 8-byte answer (after a barrier and one such round without timing).
+  const auto concurrent = [&](int count, std::size_t bytes, int burst) {
+    std::vector<MPI_Request> requests(static_cast<std::size_t>(burst));
+    const auto round = [&] {
+      double mine_t = 0;
+      const double t0 = MPI_Wtime();
+      for (int i = 0; i < count; ++i) {
+        const int a = node0[static_cast<std::size_t>(i)], b = node1[static_cast<std::size_t>(i)];
+        if (rank == a) {
+          for (int k = 0; k < burst; ++k)
+            MPI_Isend(buf.data(), static_cast<int>(bytes), MPI_BYTE, b, 2, MPI_COMM_WORLD,
+                      &requests[static_cast<std::size_t>(k)]);
+          MPI_Waitall(burst, requests.data(), MPI_STATUSES_IGNORE);
+          MPI_Recv(ack.data(), 8, MPI_BYTE, b, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          mine_t = MPI_Wtime() - t0;
+        } else if (rank == b) {
+          for (int k = 0; k < burst; ++k)
+            MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, a, 2, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+          MPI_Send(ack.data(), 8, MPI_BYTE, a, 2, MPI_COMM_WORLD);
+        }
+      }
+      return mine_t;
+    };
+    MPI_Barrier(MPI_COMM_WORLD);
+    round();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double mine_t = round();
+    double slowest = 0;
+    MPI_Allreduce(&mine_t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+  };
+  Json inter = Json::array(), intra = Json::array();
+  for (std::size_t b = 8; b <= (16u << 20); b *= 2) {
+    intra.push_back(Json::array({b, one_way(0, same_peer, b)}));
+    inter.push_back(Json::array({b, one_way(0, other, b)}));
+  }
+  double injection = 0, link = 0;
+  if (pairs > 1) {
+    const std::size_t big = 1u << 20;
+    // 64 small messages per pair: the interface's per-message cost; one large one: the
+    // link's per byte.
+    constexpr int kBurst = 64;
+    injection = std::max(0.0, (concurrent(pairs, 8, kBurst) - concurrent(1, 8, kBurst)) /
+                                  (static_cast<double>(pairs - 1) * kBurst));
+    link = std::max(0.0,
+                    (concurrent(pairs, big, 1) - concurrent(1, big, 1) - (pairs - 1) * injection) /
+                        (static_cast<double>(pairs - 1) * big));
+  }
+  // Posting 15 sends and 15 receives, and an unsuccessful test, between ranks 0 and 1.
+  double send = 0, receive = 0, test = 0;
+  {
+    std::vector<double> ts, tr, tt;
+    for (int rep = 0; rep < reps * 20; ++rep) {
+      MPI_Request r[15];
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      if (rank == 0) {
+        for (int i = 0; i < 15; ++i)
+          MPI_Isend(buf.data() + 8 * i, 8, MPI_BYTE, same_peer, 3, MPI_COMM_WORLD, &r[i]);
+        ts.push_back((MPI_Wtime() - t0) / 15);
+        MPI_Waitall(15, r, MPI_STATUSES_IGNORE);
+      } else if (rank == same_peer) {
+        for (int i = 0; i < 15; ++i)
+          MPI_Irecv(buf.data() + 8 * i, 8, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &r[i]);
+        tr.push_back((MPI_Wtime() - t0) / 15);
+        MPI_Waitall(15, r, MPI_STATUSES_IGNORE);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (rank == 0) {
+        MPI_Request q;
+        MPI_Irecv(ack.data(), 8, MPI_BYTE, same_peer, 4, MPI_COMM_WORLD, &q);
+        int flag = 0;
+        const double t1 = MPI_Wtime();
+        for (int i = 0; i < 100; ++i) MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+        tt.push_back((MPI_Wtime() - t1) / 100);
+        MPI_Send(ack.data(), 0, MPI_BYTE, same_peer, 5, MPI_COMM_WORLD);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+      } else if (rank == same_peer) {
+        MPI_Recv(ack.data(), 0, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(ack.data(), 8, MPI_BYTE, 0, 4, MPI_COMM_WORLD);
+      }
+    }
+    if (rank == 0) {
+      send = median(ts);
+      test = median(tt);
+    }
+    if (rank == same_peer) receive = median(tr);
+    MPI_Bcast(&send, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&test, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&receive, 1, MPI_DOUBLE, same_peer, MPI_COMM_WORLD);
+  }
+  double combine = 0;
+#ifdef SMPI_H
+  if (const char* env = std::getenv("TRIBUTARY_SMPI_COMBINE_COST")) combine = std::atof(env);
+#else
+  {
+    const std::size_t n = (1u << 20) / sizeof(double);
+    std::vector<double> a(n, 1.0), b(n, 2.0), t;
+    for (int rep = 0; rep < 20; ++rep) {
+      const double t0 = MPI_Wtime();
+      for (std::size_t i = 0; i < n; ++i) b[i] += a[i];
+      t.push_back((MPI_Wtime() - t0) / (n * sizeof(double)));
+    }
+    combine = b[n / 2] > 0 ? median(t) : 0;
+  }
+#endif
+  int status = 0;
+  if (rank == 0) {
+    Json j;
+    j["tributary_network"] = 1;
+    j["comment"] = "measured by tributary-tune --network at " + std::to_string(size) + " ranks, " +
+                   std::to_string(per_node) + " on rank 0's node";
+    j["inter_node"] = inter;
+    j["intra_node"] = intra;
+    j["link"] = link;
+    j["injection"] = injection;
+    j["send"] = send;
+    j["receive"] = receive;
+    j["test"] = test;
+    j["combine"] = combine;
+    std::ofstream out(output);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "tributary-tune: cannot write '%s'\n", output.c_str());
+      status = 1;
+    } else {
+      std::printf(
+          "tributary-tune: wrote the network profile %s (%d pairs at once: link %.3g s/B, "
+          "injection %.3g s)\n",
+          output.c_str(), pairs, link, injection);
+    }
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -232,7 +481,16 @@ int main(int argc, char** argv) {
   cl.app.add_option("--output", output, "Selection tree to write")->capture_default_str();
   cl.app.add_option("--max-bytes", max_bytes, "Largest message in bytes (--quick: 64 KiB)")
       ->capture_default_str();
+  std::string network;
+  cl.app.add_option("--network", network,
+                    "Measure the network profile of the cluster selection instead and write it "
+                    "to this file (needs two ranks on rank 0's node and one on another)");
   if (const int code = cl.Parse(argc, argv); code >= 0) {
+    MPI_Finalize();
+    return code;
+  }
+  if (!network.empty()) {
+    const int code = MeasureNetwork(network, std::max(3, cl.options.repetitions));
     MPI_Finalize();
     return code;
   }

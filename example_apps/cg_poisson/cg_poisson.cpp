@@ -22,6 +22,7 @@
 #endif
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -123,7 +124,7 @@ using Strips = std::vector<std::unique_ptr<Strip>>;
 
 struct Result {
   int iterations = 0;
-  double seconds_per_iteration = 0, error = 0;
+  double start = 0, end = 0, error = 0;  // MPI_Wtime() around the iterations on this rank
 };
 
 // Waits for `r` on a rank whose lists do not poll it (no strips here).
@@ -198,7 +199,8 @@ Result Classic(tributary::Context& ctx, const Problem& pb, Strips& strips) {
     rr_old = rr.val;
     ++res.iterations;
   }
-  res.seconds_per_iteration = (MPI_Wtime() - t0) / std::max(1, res.iterations);
+  res.start = t0;
+  res.end = MPI_Wtime();
   res.error = MaxError(ctx, strips);
   return res;
 }
@@ -281,7 +283,8 @@ Result Pipelined(tributary::Context& ctx, const Problem& pb, Strips& strips) {
     gamma_old = g;
     res.iterations = it + 1;
   }
-  res.seconds_per_iteration = (MPI_Wtime() - t0) / std::max(1, res.iterations);
+  res.start = t0;
+  res.end = MPI_Wtime();
   res.error = MaxError(ctx, strips);
   return res;
 }
@@ -348,16 +351,17 @@ int main(int argc, char** argv) {
     }
     const Result classic = Classic(ctx, pb, strips);
     const Result pipelined = Pipelined(ctx, pb, strips);
-    // The slowest rank's time per iteration.
-    tributary::AllReduce<double> slowest(ctx, "time");
-    slowest.val = classic.seconds_per_iteration;
-    slowest.StartReduce(tributary::Max{});
-    Drain(ctx, slowest);
-    const double t_classic = slowest.val;
-    slowest.val = pipelined.seconds_per_iteration;
-    slowest.StartReduce(tributary::Max{});
-    Drain(ctx, slowest);
-    const double t_pipelined = slowest.val;
+    // Time per iteration from the latest rank's start to the latest rank's end (ranks leave
+    // the set-up at different times; each rank's own span would count that skew).
+    tributary::AllReduce<std::array<double, 2>> latest(ctx, "time");
+    double per_iteration[2] = {0, 0};
+    for (const Result* r : {&classic, &pipelined}) {
+      latest.val = {r->start, r->end};
+      latest.StartReduce(tributary::Max{});
+      Drain(ctx, latest);
+      per_iteration[r == &pipelined] = (latest.val[1] - latest.val[0]) / std::max(1, r->iterations);
+    }
+    const double t_classic = per_iteration[0], t_pipelined = per_iteration[1];
     const bool ok =
         pb.iterations > 0
             ? classic.iterations == pb.iterations && pipelined.iterations >= pb.iterations

@@ -54,11 +54,14 @@ class SelectionTree {
   /// The tree built into the library for one machine (docs/selection.md says where it
   /// comes from).
   static const std::string& DefaultJson();
-  /// The tree built into the library for communicators that span several nodes, from
-  /// simulated clusters (simulation/cluster-selection.json; docs/simulation.md).
+  /// The cluster selection's model file built into the library: the candidate schedules
+  /// per collective and the built-in network profile (simulation/cluster-selection.json;
+  /// docs/simulation.md, "The cluster selection"). Not a selection tree itself.
   static const std::string& ClusterJson();
-  /// The built-in tree for a communicator of this shape: ClusterJson() where it spans more
-  /// than one node, DefaultJson() within one.
+  /// The built-in tree for a communicator of this shape: DefaultJson() within one node;
+  /// across nodes, the tree the cluster model makes for the shape and the network profile
+  /// (TRIBUTARY_NETWORK, else ClusterJson()'s), made once per shape. Throws UsageError for
+  /// a network profile that cannot be read.
   static const std::string& BuiltinJson(const SelectionFacts& facts);
 
   /// The tree with every predicate fixed by `facts` and `collective` resolved.

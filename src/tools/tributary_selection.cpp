@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_model.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {
@@ -74,6 +75,13 @@ int main(int argc, char** argv) {
   app.add_option("--nodes", facts.node_count, "With --size: number of nodes (default 1)")
       ->check(CLI::PositiveNumber)
       ->needs(by_size);
+  std::vector<double> model_sizes;
+  app.add_option("--model", model_sizes,
+                 "With --size: print the cluster model's time of every candidate at these "
+                 "message sizes (bytes) instead, as CSV: "
+                 "model,collective,candidate,ranks,nodes,bytes,seconds")
+      ->delimiter(',')
+      ->needs(by_size);
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -83,6 +91,19 @@ int main(int argc, char** argv) {
         throw tributary::UsageError("tributary-selection: --nodes exceeds --size");
       if (rpn->count() == 0)
         facts.ranks_per_node = (size + facts.node_count - 1) / facts.node_count;
+      if (!model_sizes.empty()) {
+        const auto& net = tributary::detail::ActiveNetwork();
+        for (const auto& c : kCollectives) {
+          if (which != "all" && which != c.name) continue;
+          for (const auto& cand : tributary::detail::CandidatesOf(
+                   tributary::SelectionTree::ClusterJson(), c.collective))
+            for (double bytes : model_sizes)
+              std::printf("model,%s,%s,%d,%d,%.0f,%.9g\n", c.name, cand.Name().c_str(),
+                          facts.comm_size, facts.node_count, bytes,
+                          tributary::detail::ModelTime(c.collective, cand, facts, bytes, net));
+        }
+        return 0;
+      }
       if (file.empty())
         if (const char* env = std::getenv("TRIBUTARY_SELECTION")) file = env;
       // Without a file, the built-in tree for this shape: the cluster tree across nodes.
