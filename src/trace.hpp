@@ -8,6 +8,8 @@
 // in pieces of about 1 MiB and closed when the Context is destroyed.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -66,8 +68,11 @@ class Tracer {
   void NetworkStart(int object, std::uint64_t generation, const LaunchSpec& spec);
   /// The schedule `kind` starts; its rounds are reported through the handle returned.
   TraceRounds* ScheduleStart(int object, std::uint64_t generation, ScheduleKind kind);
-  /// The network phase is advanced (a poll): posts from here on form a new round.
-  void Advancing(int object);
+  /// The network phase is advanced (a poll): posts from here on form a new round. Called at
+  /// every poll, so it takes no lock: it sets a flag.
+  void Advancing(int object) noexcept {
+    advanced_[static_cast<unsigned>(object) % advanced_.size()].store(1, std::memory_order_relaxed);
+  }
   /// The generation completed (`failed`: with an error).
   void Complete(int object, std::uint64_t generation, bool failed);
 
@@ -86,6 +91,7 @@ class Tracer {
   };
   struct ObjectState {
     std::string name;
+    std::string quoted, contribute;  // the name as JSON, and the contributions' event name
     std::uint64_t generation = 0;
     double armed = -1, last = -1, network = -1;
     std::size_t bytes = 0;
@@ -110,6 +116,9 @@ class Tracer {
   bool first_ = true;
   std::chrono::steady_clock::time_point origin_;
   std::unordered_map<int, ObjectState> objects_;
+  // Advancing's flags, by object id modulo their number (ids that share a flag at most
+  // start a round early).
+  std::array<std::atomic<std::uint8_t>, 4096> advanced_{};
   int lists_named_ = 0;  // list lanes 0 .. lists_named_ - 1 have their names
 };
 
