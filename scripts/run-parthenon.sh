@@ -136,7 +136,10 @@ jacobi_input="$build/jacobi.parthinput"
 awk '/^<parthenon\/output0>/ {skip = 1; next} /^</ {skip = 0} !skip' \
   "$src/tst/regression/test_suites/poisson/parthinput.poisson" >"$jacobi_input"
 # Several blocks per rank: the regression mesh cut into 16 x 16 blocks (pack_size stays 1).
-many=(parthenon/meshblock/nx1=16 parthenon/meshblock/nx2=16)
+# MG needs more iterations on these blocks than the input's 15 (29 to its tolerance; at 15
+# it stops at a residual of 3.5e-7, which the example's own test refuses): up to 100.
+many=(parthenon/meshblock/nx1=16 parthenon/meshblock/nx2=16
+  poisson/solver_params/max_iterations=100)
 runs="$build/runs"
 rm -rf "$runs"
 mkdir -p "$runs"
@@ -195,6 +198,7 @@ for solver in $solvers; do
     [[ $solver == BiCGSTAB ]] &&
       report "$solver" regression tributary-fused "$np" TRIBUTARY_REPORT_FUSE=1 --
     if ((rci)); then
+      [[ $variants == *stock* ]] && report "$solver" several-blocks stock "$np" -- "${many[@]}"
       report "$solver" regression tributary-rci "$np" \
         TRIBUTARY_PARTHENON_DETERMINISM=rank_count_independent --
       report "$solver" several-blocks tributary-rci "$np" \
@@ -227,7 +231,8 @@ if ((jacobi)); then
 fi
 
 # Checks.
-# Tributary (fast) against stock: iterations within one, the same tolerance reached.
+# Every Tributary build against stock on the same input: iterations within one, the same
+# tolerance reached.
 while IFS=$'\t' read -r solver input np variant its bits value ms blocks; do
   [[ $variant == stock ]] || continue
   while IFS= read -r other; do
@@ -246,7 +251,7 @@ while IFS=$'\t' read -r solver input np variant its bits value ms blocks; do
         failures+=("$solver $input $np ranks: tolerance reached differently (stock $value, $t_variant $t_value)")
     fi
   done < <(awk -F'\t' -v s="$solver" -v i="$input" -v n="$np" \
-    '$1==s && $2==i && $3==n && ($4=="tributary" || $4=="tributary-fused")' "$table")
+    '$1==s && $2==i && $3==n && $4 ~ /^tributary/' "$table")
 done <"$table"
 # rank_count_independent: one set of bits per solver and input across the rank counts.
 if ((rci)); then
@@ -261,7 +266,7 @@ if ((rci)); then
 fi
 
 {
-  echo "Parthenon 79d5d30, Kokkos $(basename "$kokkos") (OpenMP, Serial), OMP_NUM_THREADS=$OMP_NUM_THREADS, $(nproc) cores"
+  echo "Parthenon 79d5d30, Kokkos $(basename "$kokkos") (OpenMP, Serial), OMP_NUM_THREADS=$OMP_NUM_THREADS, $(getconf _NPROCESSORS_ONLN) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   echo "median of $solves solves per run, slowest rank; tributary-rci: Determinism::rank_count_independent"
   column -t -s $'\t' "$table"
 } | tee "${out:-$runs/table.txt}"
