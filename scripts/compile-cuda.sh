@@ -9,10 +9,10 @@
 #
 #   scripts/compile-cuda.sh [--reduced] [-B KOKKOS_DIR] [--build DIR]
 #
-# Full (the default): the library, test_device, test_staged, heat2d, hello_reduce,
-# bench_device and the compile-failure tests; the kernels of test_device, test_staged,
-# heat2d and bench_device checked. --reduced (.ci/run's stage, to keep CI under its time):
-# the library, test_device and heat2d, and their kernels.
+# Full (the default, .ci/run's CUDA stage): the library, test_device, test_staged, heat2d,
+# hello_reduce, bench_device and the compile-failure tests; the kernels of test_device,
+# test_staged, heat2d and bench_device checked. --reduced, for a quick check: the library,
+# test_device and heat2d, and their kernels.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 reduced=0
@@ -57,7 +57,7 @@ grep '^test_device sm_90 ' "$build/cuda-kernels.txt" | grep -o 'tributary::[A-Za
   sort | uniq -c | sort -rn | head -n 8
 if ((reduced)); then
   echo "CUDA (reduced): the library, test_device and heat2d compiled and linked for sm_80 and" \
-    "sm_90; the full form is scripts/compile-cuda.sh. There is no GPU here: nothing ran"
+    "sm_90; the full form is scripts/compile-cuda.sh without --reduced. There is no GPU here: nothing ran"
 else
   echo "CUDA: compiled and linked for sm_80 and sm_90 only; there is no GPU here, nothing ran"
 fi
