@@ -13,7 +13,7 @@
 #include <cstring>
 #include <limits>
 
-#include "tributary/detail/exactness.hpp"
+#include "tributary/detail/exact_window.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TRIBUTARY_EXACT_AVX2 1

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "tributary/detail/exactness.hpp"
+#include "tributary/detail/exact_window.hpp"
 
 namespace tributary {
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tributary/config.hpp"
+#include "tributary/determinism.hpp"
 #include "tributary/schedule_kind.hpp"
 #include "tributary/selection.hpp"
 #include "tributary/tasks/task_status.hpp"
@@ -24,13 +25,6 @@ namespace tributary {
 
 class TaskCollection;
 class Executor;
-
-/// How much freedom a reduction has to reorder its combines.
-enum class Determinism {
-  fast,                   ///< Any order the schedule likes.
-  run_to_run,             ///< Same bits on every run with the same rank and list counts.
-  rank_count_independent  ///< Same bits whatever the rank and list counts.
-};
 
 /// How much the ranks check that they start each generation alike (docs/reductions.md,
 /// "Ranks that disagree"); a difference fails the generation on every rank.

@@ -24,7 +24,7 @@
 #include "reduction_test.hpp"
 #include "test_types.hpp"
 #include "tributary/detail/exact_kernels.hpp"
-#include "tributary/detail/exactness.hpp"
+#include "tributary/detail/exact_window.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {

@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "tributary/detail/device_stage.hpp"
-#include "tributary/detail/exactness.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/ops.hpp"
 

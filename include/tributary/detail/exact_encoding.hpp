@@ -13,7 +13,7 @@
 
 #include "tributary/detail/encoding.hpp"
 #include "tributary/detail/exact_kernels.hpp"
-#include "tributary/detail/exactness.hpp"
+#include "tributary/detail/exact_window.hpp"
 #include "tributary/detail/reduction_core.hpp"
 #include "tributary/exact_sum.hpp"
 

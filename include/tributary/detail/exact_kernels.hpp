@@ -1,7 +1,7 @@
 // Vector kernels for the wire form of exact sums of doubles (see ExactWindow): measuring
 // the window, writing records and rounding them, four doubles at a time where the CPU
 // has AVX2 and FMA (checked once at run time). Each returns false where it does not apply;
-// the caller then runs the element-by-element code in exactness.hpp, which gives the
+// the caller then runs the element-by-element code in exact_window.hpp, which gives the
 // same records and the same roundings.
 #pragma once
 

@@ -192,7 +192,6 @@ class ReductionCore {
   Phase State() const noexcept { return phase_.load(std::memory_order_acquire); }
   std::uint64_t Generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   int Expected() const noexcept { return expected_; }
-  int Arrived() const noexcept { return arrived_.load(std::memory_order_acquire); }
   /// List indices that have not contributed in this generation.
   std::vector<int> MissingLists() const;
   /// "AllReduce<double> 'dt' (object 3)".

@@ -21,7 +21,7 @@
 #include "tributary/detail/encoding.hpp"
 #include "tributary/detail/exact_encoding.hpp"
 #include "tributary/detail/exact_kernels.hpp"
-#include "tributary/detail/exactness.hpp"
+#include "tributary/detail/exact_policy.hpp"
 #include "tributary/detail/kokkos_hooks.hpp"
 #include "tributary/detail/list_partials.hpp"
 #include "tributary/detail/op_holder.hpp"

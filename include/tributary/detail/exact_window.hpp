@@ -1,6 +1,8 @@
-// What Determinism::rank_count_independent does with an operator on an element type: sum
-// through ExactSum (Sum over float or double), run as it is (operators whose result does
-// not depend on the order), or refuse. Shared by reductions and batch members.
+// The wire form of exact sums on the host: the window of 32-bit digits the ranks agree on
+// (ExactWindow), writing a rank's terms into window records (DepositWindow / StoreWindow,
+// and the short forms of up to four digits), combining records (WindowCombineFor) and
+// rounding a record once (RoundWindow). The vector kernels of the same operations are in
+// exact_kernels.hpp; the encoding that uses both is exact_encoding.hpp.
 #pragma once
 
 #include <algorithm>
@@ -9,61 +11,12 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <string>
 #include <type_traits>
 
-#include "tributary/context.hpp"
-#include "tributary/datatype.hpp"
 #include "tributary/detail/exact_digits.hpp"
-#include "tributary/detail/type_name.hpp"
-#include "tributary/errors.hpp"
 #include "tributary/exact_sum.hpp"
-#include "tributary/ops.hpp"
 
 namespace tributary::detail {
-
-/// True when a generation in `mode` sums E through ExactSum; false when it runs as it is;
-/// UsageError (naming `element`) when `mode` is rank_count_independent and the operator's
-/// result may depend on the order.
-template <class E, class Op>
-bool UsesExactSum(Determinism mode, const std::string& element) {
-  if (mode != Determinism::rank_count_independent) return false;
-  constexpr BuiltinOp b = OpBuiltin<Op>::value;
-  if constexpr ((std::is_same_v<E, double> || std::is_same_v<E, float>)&&b == BuiltinOp::sum) {
-    return true;
-  } else {
-    constexpr bool order_free =
-        (kBuiltinElement<E> && b != BuiltinOp::none && b != BuiltinOp::sum &&
-         b != BuiltinOp::prod) ||
-        ((b == BuiltinOp::sum || b == BuiltinOp::prod) && std::is_integral_v<E>) ||
-        std::is_same_v<Op, MinLoc> || std::is_same_v<Op, MaxLoc> || std::is_same_v<Op, MinMax>;
-    if constexpr (!order_free) {
-      throw UsageError(
-          "Determinism::rank_count_independent is not available for this operator on " + element +
-          " elements: it covers Sum over float and double (exactly), and operators "
-          "whose result does not depend on the order (integer Sum and Prod, Min, Max, "
-          "logical and bitwise operators, MinLoc, MaxLoc, MinMax); use run_to_run");
-    }
-    (void)element;
-    return false;
-  }
-}
-
-/// The CombineFn of ExactSum messages: exact, so any schedule and any order agree.
-inline void ExactCombine(const void*, const void* in, void* inout, std::size_t count) noexcept {
-  const auto* a = static_cast<const ExactSum*>(in);
-  auto* b = static_cast<ExactSum*>(inout);
-  for (std::size_t k = 0; k < count; ++k) b[k] += a[k];
-}
-
-/// The accumulator rounded once to E (float or double).
-template <class E>
-E RoundExact(const ExactSum& s) noexcept {
-  if constexpr (std::is_same_v<E, float>)
-    return s.RoundFloat();
-  else
-    return static_cast<E>(s.Round());
-}
 
 /// The compact wire form of exact sums: the ranks first agree on the window of 32-bit
 /// digits their data occupies (lowest and highest bit of any term, in units of 2^-1074,
@@ -183,16 +136,6 @@ inline void WindowCombine(const void* state, const void* in, void* inout,
     }
     if (w.flags) b[w.digits] |= a[w.digits];
   }
-}
-
-/// A record back as an accumulator (the top digit carries the sign).
-inline ExactSum FromWindow(const std::uint32_t* record, const ExactWindow& w) noexcept {
-  ExactSum s;
-  std::int64_t* d = ExactAccess::Digits(s);
-  for (int j = 0; j + 1 < w.digits; ++j) d[w.first + j] = record[j];
-  d[w.first + w.digits - 1] = static_cast<std::int32_t>(record[w.digits - 1]);
-  ExactAccess::SetFlags(s, w.flags ? record[w.digits] : 0u);
-  return s;
 }
 
 /// Windows of up to 4 digits fit one 128-bit word: the sum of a list's values is kept
@@ -387,8 +330,8 @@ inline __attribute__((always_inline)) F RoundShort(const std::uint32_t* record,
   }
 }
 
-/// A record rounded once to F (float or double), straight from its window digits: the same
-/// result as FromWindow(record, w) rounded, without building the full accumulator.
+/// A record rounded once to F (float or double), straight from its window digits, without
+/// building the full accumulator.
 template <class F>
 F RoundWindow(const std::uint32_t* record, const ExactWindow& w) noexcept {
   if (w.digits <= kShortWindow) {
