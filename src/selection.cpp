@@ -486,66 +486,11 @@ std::string SelectionTree::ToJson(int indent) const {
 
 namespace tributary {
 
-// The built-in tree, from tributary-tune at 2, 3 and 4 ranks on the development machine
-// (2 cores, Open MPI 4.1; docs/selection.md gives the tables) and the cost model.
-// Allreduce: at 2 ranks recursive doubling (one exchange) for small messages and
-// Rabenseifner (n bytes moved, half the reduction work per rank) from 4 KiB; from 3 ranks
-// the 4-nomial tree (lg_4 p rounds; recursive doubling pays a fold-in round when p is not
-// a power of two) up to 64 KiB, then the ring for commutative operators (bandwidth-optimal,
-// segmented) and Rabenseifner for the others. Reduce: at 2 ranks one message, the binomial
-// tree (reference 004 at 2 ranks: 1.03-1.19x MPI_Reduce from 1M ints, where the chain gave
-// 0.72-0.95x; docs/performance.md); from 3 ranks the 4-nomial tree up to 64 KiB,
-// binomial up to 512 KiB, the segmented chain (pipelined_tree) above: 256 KiB segments up
-// to 32 MiB, 1 MiB segments beyond (4M and 16M ints to rank 0 against MPI_Reduce side by
-// side: 256 KiB segments 0.99-1.15x at 16 MiB where 1 MiB ones gave 0.86-0.95x, and 1 MiB
-// segments 0.98-1.01x at 64 MiB where 64 KiB ones gave 0.82-0.87x; docs/selection.md).
-// Allgather:
-// recursive doubling for the smallest messages (and up to 32 KiB at 2 ranks), the MPI
-// library above.
+// The built-in trees: src/trees/single_machine.json within one node (DefaultJson), the
+// cost model's tree over simulation/cluster-selection.json across nodes; both compiled in
+// by CMake.
 const std::string& SelectionTree::BuiltinJson(const SelectionFacts& facts) {
   return facts.node_count > 1 ? detail::ClusterTree(facts) : DefaultJson();
-}
-
-const std::string& SelectionTree::DefaultJson() {
-  static const std::string json = R"({
-  "tributary_selection": 1,
-  "comment": "Tributary's default tree",
-  "tree": [
-    {"collective": "allreduce", "then": [
-      {"comm_size": "<= 2", "then": [
-        {"msg_size": "<= 2KiB", "then": {"schedule": "recursive_doubling"}},
-        {"msg_size": "any", "then": {"schedule": "rabenseifner", "radix": 2}}
-      ]},
-      {"comm_size": "any", "then": [
-        {"msg_size": "<= 64KiB", "then": {"schedule": "knomial", "radix": 4}},
-        {"msg_size": "any", "then": [
-          {"commutative": true, "then": {"schedule": "ring"}},
-          {"commutative": "any", "then": {"schedule": "rabenseifner", "radix": 2}}
-        ]}
-      ]}
-    ]},
-    {"collective": "reduce", "then": [
-      {"comm_size": "<= 2", "then": {"schedule": "binomial"}},
-      {"comm_size": "any", "then": [
-        {"msg_size": "<= 64KiB", "then": {"schedule": "knomial", "radix": 4}},
-        {"msg_size": "<= 512KiB", "then": {"schedule": "binomial"}},
-        {"msg_size": "<= 32MiB", "then": {"schedule": "pipelined_tree", "segment_bytes": 262144}},
-        {"msg_size": "any", "then": {"schedule": "pipelined_tree", "segment_bytes": 1048576}}
-      ]}
-    ]},
-    {"collective": "any", "then": [
-      {"comm_size": "<= 2", "then": [
-        {"msg_size": "<= 32KiB", "then": {"schedule": "recursive_doubling"}},
-        {"msg_size": "any", "then": {"schedule": "mpi_library"}}
-      ]},
-      {"comm_size": "any", "then": [
-        {"msg_size": "<= 64", "then": {"schedule": "recursive_doubling"}},
-        {"msg_size": "any", "then": {"schedule": "mpi_library"}}
-      ]}
-    ]}
-  ]
-})";
-  return json;
 }
 
 }  // namespace tributary
