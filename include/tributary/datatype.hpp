@@ -106,7 +106,9 @@ MPI_Datatype ByteBlockType(std::size_t bytes);
 }  // namespace detail
 
 /// The MPI datatype of one element of type E, decided at compile time. Builtins map to the
-/// library's predefined types (integer types chosen by size and signedness); anything else
+/// library's predefined types: the C integer types to their own names (`int` is `MPI_INT`,
+/// `long` `MPI_LONG`, ...; so does `std::int64_t`, an alias of one of them), other integer
+/// types such as `char` by size and signedness (`MPI_INT8_T`, ...); anything else
 /// trivially copyable is a contiguous block of sizeof(E) bytes. Specialise it for your own
 /// element types if they need another layout.
 template <class E, class Enable = void>
@@ -117,7 +119,28 @@ struct MpiType {
   static MPI_Datatype Get() {
     if constexpr (std::is_same_v<E, bool>) {
       return MPI_C_BOOL;
+    } else if constexpr (std::is_same_v<E, signed char>) {  // the C names first: a user
+      return MPI_SIGNED_CHAR;                               // MPI_Op sees MPI_INT for int
+    } else if constexpr (std::is_same_v<E, unsigned char>) {
+      return MPI_UNSIGNED_CHAR;
+    } else if constexpr (std::is_same_v<E, short>) {
+      return MPI_SHORT;
+    } else if constexpr (std::is_same_v<E, unsigned short>) {
+      return MPI_UNSIGNED_SHORT;
+    } else if constexpr (std::is_same_v<E, int>) {
+      return MPI_INT;
+    } else if constexpr (std::is_same_v<E, unsigned>) {
+      return MPI_UNSIGNED;
+    } else if constexpr (std::is_same_v<E, long>) {
+      return MPI_LONG;
+    } else if constexpr (std::is_same_v<E, unsigned long>) {
+      return MPI_UNSIGNED_LONG;
+    } else if constexpr (std::is_same_v<E, long long>) {
+      return MPI_LONG_LONG;
+    } else if constexpr (std::is_same_v<E, unsigned long long>) {
+      return MPI_UNSIGNED_LONG_LONG;
     } else if constexpr (std::is_integral_v<E>) {
+      // char (MPI_CHAR is not for arithmetic), wchar_t, char16_t, ...: by size and sign.
       constexpr bool s = std::is_signed_v<E>;
       if constexpr (sizeof(E) == 1) return s ? MPI_INT8_T : MPI_UINT8_T;
       if constexpr (sizeof(E) == 2) return s ? MPI_INT16_T : MPI_UINT16_T;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -257,6 +258,53 @@ TEST(Values, LambdaOperatorAndPlainMpiOp) {
   TRIBUTARY_EXPECT_ALL(r.val == 2.0 * Size());
 #endif
 }
+
+#if TRIBUTARY_HAVE_MPI
+// A user-created MPI_Op sees the C type's own datatype (MPI_INT for int, not MPI_INT32_T),
+// whichever schedule combines: the function checks it and fails the reduction otherwise.
+MPI_Datatype g_expected_type = MPI_DATATYPE_NULL;
+int g_wrong_types = 0;
+
+template <class T>
+void SumIfExpected(void* in, void* inout, int* len, MPI_Datatype* type) {
+  if (*type != g_expected_type) ++g_wrong_types;
+  for (int k = 0; k < *len; ++k) static_cast<T*>(inout)[k] += static_cast<const T*>(in)[k];
+}
+
+template <class T>
+void ExpectUserOpSees(MPI_Datatype expected, const char* name) {
+  MPI_Op op;
+  MPI_Op_create(&SumIfExpected<T>, 1, &op);
+  g_expected_type = expected;
+  g_wrong_types = 0;
+  tributary::Context ctx;
+  tributary::AllReduce<T> r(ctx, name);
+  r.val = static_cast<T>(Rank() + 1);
+  r.StartReduce(op);
+  Wait(r);
+  tributary::Reduce<std::vector<T>> v(ctx, name);
+  v.val.assign(3, static_cast<T>(1));
+  v.StartReduce(0, op);
+  Wait(v);
+  MPI_Op_free(&op);
+  const int p = Size();
+  SCOPED_TRACE(name);
+  TRIBUTARY_EXPECT_ALL(g_wrong_types == 0);  // the MPI_Op saw another datatype
+  TRIBUTARY_EXPECT_ALL(r.val == static_cast<T>(p * (p + 1) / 2));
+  TRIBUTARY_EXPECT_ALL(Rank() != 0 || v.val == std::vector<T>(3, static_cast<T>(p)));
+}
+
+TEST(Values, UserMpiOpSeesTheCTypesOwnDatatype) {
+  ExpectUserOpSees<int>(MPI_INT, "int");
+  ExpectUserOpSees<unsigned>(MPI_UNSIGNED, "unsigned");
+  ExpectUserOpSees<short>(MPI_SHORT, "short");
+  ExpectUserOpSees<long>(MPI_LONG, "long");
+  ExpectUserOpSees<unsigned long>(MPI_UNSIGNED_LONG, "unsigned long");
+  ExpectUserOpSees<long long>(MPI_LONG_LONG, "long long");
+  ExpectUserOpSees<signed char>(MPI_SIGNED_CHAR, "signed char");
+  ExpectUserOpSees<char>(std::is_signed_v<char> ? MPI_INT8_T : MPI_UINT8_T, "char");
+}
+#endif
 
 TEST(Values, ReduceLeavesOtherRanksUnchanged) {
   tributary::Context ctx;
