@@ -14,7 +14,7 @@
 
 #include "schedules/schedule.hpp"
 #include "tributary/detail/agreement.hpp"
-#include "tributary/detail/encoding.hpp"
+#include "tributary/detail/message_spec.hpp"
 #include "tributary/schedule_kind.hpp"
 
 namespace tributary::detail {

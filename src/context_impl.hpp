@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "schedule_service.hpp"
 #include "schedules/schedule.hpp"
 #include "tributary/context.hpp"
 #include "tributary/detail/progress.hpp"
@@ -66,6 +67,8 @@ struct ContextImpl {
   SelectionTree selection[3];
   SelectionFacts facts;
   bool log_selection = false;
+  /// Which schedule each generation runs, and where (schedule_service.cpp).
+  ScheduleService schedules{*this};
   /// ContextOptions::device_aware_mpi resolved (every rank agrees).
   bool mpi_reads_device = false;
 #if TRIBUTARY_HAVE_MPI

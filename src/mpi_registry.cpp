@@ -5,8 +5,8 @@
 #include <map>
 #include <mutex>
 
+#include "message.hpp"
 #include "tributary/datatype.hpp"
-#include "tributary/detail/reduction_core.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {

@@ -6,11 +6,9 @@
 #include <optional>
 #include <sstream>
 
-#include "agreement.hpp"
 #include "context_impl.hpp"
-#include "mpi_registry.hpp"
-#include "schedules/schedule.hpp"
-#include "schedules/simulated_cost.hpp"
+#include "message.hpp"
+#include "schedule_service.hpp"
 #include "trace.hpp"
 #include "tributary/context.hpp"
 #include "tributary/detail/progress.hpp"
@@ -35,51 +33,15 @@ const char* ToString(Phase p) noexcept {
   return "unknown";
 }
 
-void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept {
-  const auto& layout = *static_cast<const PackedLayout*>(state);
-  for (std::size_t k = 0; k < count; ++k) {
-    const auto* src = static_cast<const unsigned char*>(in) + k * layout.bytes;
-    auto* dst = static_cast<unsigned char*>(inout) + k * layout.bytes;
-    PackedHeader hin, hout;
-    std::memcpy(&hin, src, sizeof hin);
-    std::memcpy(&hout, dst, sizeof hout);
-    if (hin.agreement != hout.agreement) {
-      // The ranks started the generation differently: the layouts may differ too.
-      hout.agreement = PackedHeader::kDisagreed;
-      std::memcpy(dst, &hout, sizeof hout);
-      continue;
-    }
-    if (hin.error_rank >= 0 || hout.error_rank >= 0) {
-      // A failure upstream: keep the lowest failing rank, skip the combine.
-      if (hout.error_rank < 0 || (hin.error_rank >= 0 && hin.error_rank < hout.error_rank))
-        hout.error_rank = hin.error_rank;
-      std::memcpy(dst, &hout, sizeof hout);
-      continue;
-    }
-    try {
-      for (const auto& seg : layout.segments)
-        seg.combine(seg.state, src + sizeof(PackedHeader) + seg.offset,
-                    dst + sizeof(PackedHeader) + seg.offset, seg.count);
-    } catch (const std::exception& e) {
-      hout.error_rank = layout.rank;
-      if (layout.error_text) *layout.error_text = e.what();
-      std::memcpy(dst, &hout, sizeof hout);
-    } catch (...) {
-      hout.error_rank = layout.rank;
-      if (layout.error_text) *layout.error_text = "an exception not derived from std::exception";
-      std::memcpy(dst, &hout, sizeof hout);
-    }
-  }
-}
-
 ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
-    : ctx_(&ctx),
-      what_(std::move(what)),
-      label_(std::move(label)),
-      agreement_(std::make_unique<Agreement>()),
-      object_code_(HashText(label_.c_str(), HashText(what_.c_str()) * 31)) {
+    : ctx_(&ctx), what_(std::move(what)), label_(std::move(label)) {
   ctx.Impl().Register(this, &id_, &pool_slot_);
   trace_ = TraceFor(&ctx, id_, Name());
+  message_ =
+      std::make_unique<Message>(Name(), HashText(label_.c_str(), HashText(what_.c_str()) * 31));
+#if TRIBUTARY_HAVE_MPI
+  run_ = std::make_unique<ScheduleRun>();
+#endif
 }
 
 ReductionCore::~ReductionCore() {
@@ -104,19 +66,14 @@ ReductionCore::~ReductionCore() {
     impl.HandleError(Where() +
                      ": destroyed while its network phase is in flight; wait until "
                      "CheckReduce returns complete before destroying it");
-    if (schedule_active_)
-      (void)schedule_.release();  // its requests may still write: never free them
 #if TRIBUTARY_HAVE_MPI
-    if (agreement_pending_) agreement_->Abandon();
+    run_->Release();      // its requests may still write: never free them
+    message_->Abandon();  // nor those of a round of the agreement
 #endif
   }
 #if TRIBUTARY_HAVE_MPI
-  if (packed_type_ != MPI_DATATYPE_NULL) {
-    if (MpiFinalized())
-      impl.HandleError(Where() + ": destroyed after MPI_Finalize; destroy reductions first");
-    else
-      MPI_Type_free(&packed_type_);
-  }
+  if (!message_->FreeMpiObjects())
+    impl.HandleError(Where() + ": destroyed after MPI_Finalize; destroy reductions first");
 #endif
   impl.Unregister(this);
 }
@@ -286,23 +243,18 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   std::lock_guard<ObjectLock> lock(mutex_);
   if (State() != Phase::collecting)
     throw UsageError(Where() + ": network phase launched while " + ToString(State()));
-  spec_ = spec;
-  finisher_ = spec_.window ? spec_.window->Rounding() : Finisher{};
-  finished_by_schedule_ = false;
+  message_->Load(spec);
   auto& impl = ctx_->Impl();
   try {
-    if (!spec_.window) ChooseSchedule();  // exact records: once their size is known
-  } catch (const UsageError& e) {         // the same on every rank: the options are
+    if (!message_->ChoosesLate()) Choose();  // exact records: once their size is known
+  } catch (const UsageError& e) {            // the same on every rank: the options are
     SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
     phase_.store(Phase::failed, std::memory_order_release);
     throw UsageError(error_);
   }
-  if (trace_) trace_->NetworkStart(id_, Generation(), spec_);
+  if (trace_) trace_->NetworkStart(id_, Generation(), spec);
   if (impl.size == 1) {
-    if (spec_.window) UsePacked(spec_.window->Pack(spec_.window->Measure(), false));
-    const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
-    if (spec_.input && bytes)
-      std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
+    message_->RunAlone();
     phase_.store(Phase::in_flight, std::memory_order_release);
     return;  // nothing to send: Check finishes at once
   }
@@ -310,48 +262,14 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   impl.CheckThread();
   auto mpi = impl.LockMpi();
   try {
-    speculative_ = false;
-    const DebugLevel level = impl.options.debug;
-    const bool full = level == DebugLevel::full;
-    record_hash_ = 0;
-    schedule_code_ = 0;
-    if (level != DebugLevel::none) {
-      // The record is compared wherever a round carries it: the pre-round, or the header of
-      // a packed message.
-      AgreementRecord record = spec_.agreement;
-      if (record.fingerprint) record.op = record.fingerprint(record.client);
-      record_op_ = record.op;
-      if (spec_.check_length) record.count = 0;  // compared as the length
-      record_hash_ = RecordHash(record, object_code_);
-      if (!spec_.window) schedule_code_ = ScheduleCode(kind_, params_);
-    }
-    const WindowNeeds* guess = spec_.window ? spec_.window->Guess() : nullptr;
-    if (guess && !spec_.check_length && !full && spec_.collective == Collective::allreduce) {
-      // An exact allreduce with a window agreed before. Large messages are written in it
-      // while measured, and the agreement follows (the records stand where it agrees on
-      // the same window). Others skip the agreement: the records end with a count of the
-      // ranks whose data does not fit that window; where it is not zero, every rank
-      // agrees on a window and runs the records again (Advance).
-      PackedRecords prepacked;
-      WindowNeeds measured;
-      try {
-        prepacked = spec_.window->Prepack(*guess, &measured);
-        if (!prepacked.data) UsePacked(spec_.window->Pack(*guess, true));
-      } catch (const std::bad_alloc& e) {  // out of memory: fail here; the others wait (watchdog)
-        throw UsageError(e.what());
-      }
-      if (prepacked.data) {  // agree on what was measured while packing
-        UsePacked(prepacked);
-        StartAgreement(&measured);
-      } else {
-        speculative_ = true;
-        StartSchedule();
-      }
-    } else if (spec_.check_length || full || spec_.window) {
-      StartAgreement();
-    } else {
+    Message::Env env;
+    env.comm = impl.comm;
+    env.tag = impl.TagFor(pool_slot_, Generation());
+    env.rank = impl.rank;
+    env.size = impl.size;
+    env.debug = impl.options.debug;
+    if (message_->Start(env, !message_->ChoosesLate(), kind_, params_) == Message::Next::schedule)
       StartSchedule();
-    }
   } catch (const MpiError& e) {
     SetError(ErrorKind::mpi, Where() + ": " + e.what(), impl.rank);
     phase_.store(Phase::failed, std::memory_order_release);
@@ -365,325 +283,66 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   phase_.store(Phase::in_flight, std::memory_order_release);
 }
 
-#if TRIBUTARY_HAVE_MPI
-// The pre-round (src/agreement.cpp): lengths, the agreement record, the schedule and the
-// exact-sum window, in one small allreduce on the point-to-point communicator.
-void ReductionCore::StartAgreement(const WindowNeeds* measured) {
-  auto& impl = ctx_->Impl();
-  Agreement::Input in;
-  in.record = record_hash_;
-  in.schedule = schedule_code_;
-  in.length = static_cast<std::int64_t>(spec_.length);
-  in.check_length = spec_.check_length;
-  in.window = measured ? *measured : spec_.window ? spec_.window->Measure() : WindowNeeds{};
-  ScheduleArgs base;
-  base.comm = impl.comm;
-  base.tag = impl.TagFor(pool_slot_, Generation());
-  agreement_->StartPreRound(in, base);
-  agreement_pending_ = true;
-}
-
-// The round of the agreement has completed: true when the generation goes on (its schedule
-// started), false when it failed or the description round started.
-bool ReductionCore::AgreementDone() {
-  auto& impl = ctx_->Impl();
-  agreement_pending_ = false;
-  if (describing_) {
-    describing_ = false;
-    Disagree(agreement_->Differences());
-    return false;
-  }
-  switch (agreement_->Evaluate()) {
-    case Agreement::Verdict::differ: {
-      if (draining_) {  // failed already: no description round
-        draining_ = false;
-        return false;
-      }
-      // Every rank sees the same hashes: all describe themselves, none starts the reduction.
-      const std::string schedule =
-          std::string(ToString(kind_)) +
-          (TakesRadix(kind_) ? " (radix " + std::to_string(params_.radix) + ")" : std::string()) +
-          (params_.node_aware ? " (node-aware)" : "");
-      ScheduleArgs base;
-      base.comm = impl.comm;
-      base.tag = impl.TagFor(pool_slot_, Generation());
-      agreement_->StartDescriptions(
-          ViewOf(spec_.agreement, record_op_, Name(), object_code_, spec_.length,
-                 spec_.check_length, schedule, schedule_code_),
-          base);
-      agreement_pending_ = describing_ = true;
-      return false;
-    }
-    case Agreement::Verdict::lengths_differ:
-      if (draining_) {
-        draining_ = false;
-        return false;
-      }
-      // Every rank sees the same max and min: all fail together, none starts the reduction.
-      SetError(ErrorKind::usage,
-               Where() + ": value lengths differ across ranks: this rank has " +
-                   std::to_string(spec_.length) + " element(s); the ranks have between " +
-                   std::to_string(agreement_->MinLength()) + " and " +
-                   std::to_string(agreement_->MaxLength()),
-               impl.rank);
-      phase_.store(Phase::failed, std::memory_order_release);
-      return false;
-    case Agreement::Verdict::agreed:
-      break;
-  }
-  if (spec_.window) {
-    try {
-      UsePacked(spec_.window->Pack(agreement_->AgreedWindow(impl.size), false));
-    } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
-      SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
-      phase_.store(Phase::failed, std::memory_order_release);
-      return false;
-    }
-  }
-  StartSchedule();
-  return true;
-}
-
-void ReductionCore::Disagree(const std::string& what) {
-  SetError(ErrorKind::usage,
-           Where() +
-               ": the ranks started this generation differently, so none takes a result: " + what +
-               (ctx_->Impl().options.debug == DebugLevel::full
-                    ? " (checked at DebugLevel::full)"
-                    : " (found at DebugLevel::basic; DebugLevel::full checks every generation)"),
-           ctx_->Impl().rank);
-  phase_.store(Phase::failed, std::memory_order_release);
-}
-
-// A speculative exact allreduce has completed: the count of ranks whose data did not fit
-// the window (the last record's low digit, summed like the others) decides whether the
-// records stand or every rank agrees on a window and runs them again.
-bool ReductionCore::SpeculationMissed() const {
-  PackedHeader header;  // a user operator threw somewhere: every rank fails, none agrees again
-  std::memcpy(&header, spec_.data, sizeof header);
-  if (header.error_rank >= 0) return false;
-  const PackedSegment& records = spec_.packed->segments.front();
-  std::uint32_t misfits = 0;
-  if (finished_by_schedule_)  // the finisher copies that record's low digit
-    std::memcpy(
-        &misfits,
-        static_cast<const unsigned char*>(finisher_.out) + (records.count - 1) * finisher_.out_size,
-        sizeof misfits);
-  else
-    std::memcpy(&misfits, Records() + (records.count - 1) * records.elem_size, sizeof misfits);
-  return misfits != 0;
-}
-#endif
-
-const unsigned char* ReductionCore::Records() const {
-  return static_cast<const unsigned char*>(spec_.data) + sizeof(PackedHeader) +
-         spec_.packed->segments.front().offset;
-}
-
-// Exact records the schedule left unrounded: rounded here where the result is wanted.
-void ReductionCore::FinishRecords() {
-  if (!spec_.window || !finisher_ || finished_by_schedule_) return;
-  if (spec_.collective == Collective::reduce && ctx_->Rank() != spec_.root) return;
-  finisher_.fn(finisher_.state, Records(), finisher_.out, 0, spec_.packed->segments.front().count);
-}
-
-// The schedule of this generation: forced by the options, or chosen by the pruned selection
-// tree from inputs that are identical on every rank (the pre-round compares the choice).
-void ReductionCore::ChooseSchedule() {
-  auto& impl = ctx_->Impl();
-  const auto& o = impl.options;
-  const std::optional<ScheduleKind>& forced =
-      spec_.collective == Collective::reduce      ? o.reduce_schedule
-      : spec_.collective == Collective::allgather ? o.allgather_schedule
-                                                  : o.allreduce_schedule;
-  const std::size_t bytes =
-      spec_.packed ? spec_.packed->bytes : spec_.payload.count * spec_.payload.elem_size;
-  const bool run_to_run = spec_.determinism == static_cast<int>(Determinism::run_to_run) &&
-                          spec_.collective != Collective::allgather;
-  if (spec_.device_memory) {
-    kind_ = ScheduleKind::mpi_library;
-    params_ = ScheduleParams{};
-    params_.node_aware = false;
-  } else if (forced) {
-    kind_ = *forced;
-    params_ = o.schedule_params;
-    if (run_to_run && kind_ == ScheduleKind::mpi_library)
-      throw UsageError(std::string("Determinism::run_to_run cannot use the MPI library's ") +
-                       "schedule (its combine order is unspecified); force one of Tributary's " +
-                       "own schedules, or leave the choice to the selection tree");
-  } else {
-    SelectionInput in;
-    in.bytes = bytes;
-    in.builtin_op = spec_.builtin_op;
-    in.commutative = spec_.payload.commutative;
-    in.memory = MemorySpace::host;
-    in.determinism = spec_.determinism;
-    const SelectionChoice c = impl.selection[static_cast<int>(spec_.collective)].Select(in);
-    kind_ = c.kind;
-    params_ = c.params;
-    // run_to_run: a fixed combine order, computed once and broadcast where the MPI library
-    // would decide the order.
-    if (run_to_run && kind_ == ScheduleKind::mpi_library) {
-      kind_ = spec_.collective == Collective::allreduce ? ScheduleKind::reduce_bcast
-                                                        : ScheduleKind::binomial;
-      params_.node_aware = false;
-    }
-    // A node-aware leaf runs flat where the communicator has one node or one rank per node.
-#if TRIBUTARY_HAVE_MPI
-    if (params_.node_aware &&
-        (!impl.nodes || impl.nodes->count <= 1 || impl.nodes->count >= impl.size))
-      params_.node_aware = false;
-#endif
-  }
-  // The MPI library's collectives need a communicator whose collective order agrees on
-  // every rank; objects beyond the pool (ContextOptions::communicator_pool) take one of
-  // Tributary's schedules instead, chosen from what every rank knows alike.
-  const bool stand_in = kind_ == ScheduleKind::mpi_library && !impl.HasLane(pool_slot_);
-  if (stand_in) {
-    if (spec_.device_memory)
-      throw UsageError("device memory to the MPI library without a communicator of the pool");
-    const SelectionChoice c = LibraryStandIn(spec_.collective, bytes);
-    kind_ = c.kind;
-    params_ = c.params;
-  }
-  if (impl.log_selection) {
-    static const char* names[] = {"allreduce", "reduce", "allgather"};
-    std::fprintf(stderr, "tributary: %s: %s of %zu B (%s, %s operator) -> %s%s%s\n",
-                 Where().c_str(), names[static_cast<int>(spec_.collective)], bytes,
-                 spec_.builtin_op ? "builtin" : "user",
-                 spec_.payload.commutative ? "commutative" : "non-commutative", ToString(kind_),
-                 params_.node_aware ? " (node-aware)" : "",
-                 spec_.device_memory ? " [device memory to the MPI library]"
-                 : stand_in          ? " [for mpi_library: no communicator of the pool left; "
-                                       "ContextOptions::communicator_pool]"
-                 : forced            ? " [forced by ContextOptions]"
-                                     : "");
-  }
+// The schedule of this generation, from inputs that are identical on every rank (the
+// pre-round compares the choice).
+void ReductionCore::Choose() {
+  const ScheduleService& service = ctx_->Impl().schedules;
+  const ScheduleRequest request = message_->Request();
+  const ScheduleDecision d = service.Choose(request, pool_slot_);
+  kind_ = d.choice.kind;
+  params_ = d.choice.params;
+  if (service.Logging()) service.Log(Where(), request, d);
 }
 
 void ReductionCore::StartSchedule() {
 #if TRIBUTARY_HAVE_MPI
   auto& impl = ctx_->Impl();
-  if (spec_.window) ChooseSchedule();  // by the size of the records, the same on every rank
+  if (message_->ChoosesLate()) Choose();  // by the size of the records, the same on every rank
   ScheduleArgs args;
-  args.collective = spec_.collective;
-  args.root = spec_.root;
-  args.data = spec_.data;
-  args.input = spec_.input;
-  args.result = spec_.result;
-  args.payload = spec_.payload;
   args.params = params_;
-  const ScheduleKind kind = kind_;
-  if (spec_.window && spec_.window->RecordsOnly() && kind != ScheduleKind::mpi_library) {
-    args.finisher = finisher_;
-    // Exact records combine by multiword addition, element by element, and carry no
-    // header (no user operator can throw): the schedule may split them like values.
-    const PackedSegment& records = spec_.packed->segments.front();
-    args.data = static_cast<char*>(spec_.data) + records.offset + sizeof(PackedHeader);
-    args.payload.count = records.count;
-    args.payload.elem_size = records.elem_size;
-    args.payload.combine = records.combine;
-    args.payload.combine_state = records.state;
-  } else if (spec_.packed) {
-    args.payload.count = 1;
-    args.payload.elem_size = spec_.packed->bytes;
-    args.payload.combine = &PackedCombine;
-    args.payload.combine_state = spec_.packed;
-    // Only the MPI library needs a datatype and an MPI_Op; Tributary's schedules call the
-    // combine directly (this keeps a registry lock and an attribute write off their starts).
-    if (kind == ScheduleKind::mpi_library) {
-      args.payload.elem_type = PackedType(spec_.packed);
-      args.payload.op = GenericMpiOp(args.payload.commutative);
-    }
-  }
-  if (spec_.packed) StampAgreement(spec_.data, record_hash_);
-  args.comm = kind == ScheduleKind::mpi_library ? impl.LaneFor(pool_slot_) : impl.comm;
-  args.tag = impl.TagFor(pool_slot_, Generation());
-  args.nodes = impl.nodes.get();
-  args.trace = trace_ ? trace_->ScheduleStart(id_, Generation(), kind) : nullptr;
-  if (spec_.data_read_only && !spec_.packed && WritesData(kind, args, impl.rank, impl.size)) {
-    const std::size_t bytes = args.payload.count * args.payload.elem_size;
-    if (staging_.size() < bytes) staging_.resize(bytes);
-    if (bytes) std::memcpy(staging_.data(), args.data, bytes);
-    args.data = staging_.data();
-  }
-  // The two-level form takes no separate contribution: it starts from the data.
-  if (args.input && args.params.node_aware) {
-    const std::size_t bytes = args.payload.count * args.payload.elem_size;
-    if (bytes) std::memcpy(args.data, args.input, bytes);
-    args.input = nullptr;
-  }
-  if (!schedule_ || schedule_->Kind() != kind || !schedule_->Rearm(args))
-    schedule_ = MakeSchedule(kind, args);
-  schedule_active_ = true;
-  ChargeStart();  // under SMPI only: the library's own work, which the simulator does not charge
-  schedule_->Start();
+  const bool read_only = message_->FillArgs(kind_, &args);
+  impl.schedules.Place(kind_, pool_slot_, Generation(), &args);
+  args.trace = trace_ ? trace_->ScheduleStart(id_, Generation(), kind_) : nullptr;
+  run_->Start(kind_, args, read_only, impl.rank, impl.size);
 #endif
 }
-
-#if TRIBUTARY_HAVE_MPI
-MPI_Datatype ReductionCore::PackedType(const PackedLayout* layout) {
-  if (packed_type_ == MPI_DATATYPE_NULL || packed_type_bytes_ != layout->bytes) {
-    if (packed_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&packed_type_);
-    packed_type_layout_ = nullptr;
-    CheckMpi(MPI_Type_contiguous(static_cast<int>(layout->bytes), MPI_BYTE, &packed_type_),
-             "MPI_Type_contiguous");
-    CheckMpi(MPI_Type_commit(&packed_type_), "MPI_Type_commit");
-    packed_type_bytes_ = layout->bytes;
-  }
-  if (packed_type_layout_ != layout) {  // the attribute names the layout the op combines by
-    CheckMpi(
-        MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), const_cast<PackedLayout*>(layout)),
-        "MPI_Type_set_attr");
-    packed_type_layout_ = layout;
-  }
-  return packed_type_;
-}
-#endif
 
 bool ReductionCore::AdvanceLocked() {
   if (State() != Phase::in_flight && !draining_) return true;
   if (trace_) trace_->Advancing(id_);
-  bool network_done = true;
 #if TRIBUTARY_HAVE_MPI
   auto& impl = ctx_->Impl();
   if (impl.size > 1) {
     impl.CheckThread();
     auto mpi = impl.LockMpi();
-    if (agreement_pending_) {
-      if (!agreement_->Progress()) return false;
-      if (!AgreementDone()) return State() == Phase::failed;
+    // The message's steps (agreement rounds, the schedule, a retry) until one has to wait.
+    Message::Next next = Message::Next::wait;
+    if (message_->Waiting()) {
+      next = message_->Poll(draining_);
+      if (next == Message::Next::wait) return false;
+      if (next == Message::Next::schedule) StartSchedule();
     }
-    network_done = !schedule_active_ || schedule_->Progress();
-    finished_by_schedule_ = network_done && schedule_active_ && schedule_->Finished();
-    if (network_done && schedule_active_ && spec_.packed && PackedDisagreed(spec_.data)) {
-      schedule_active_ = false;
-      if (draining_) {
-        draining_ = false;
-        return true;
+    if (next != Message::Next::finished && next != Message::Next::failed && run_->Active()) {
+      if (!run_->Progress()) return false;
+      run_->Stop();
+      next = message_->Completed(run_->Finished(), draining_);
+      if (next == Message::Next::wait) return false;  // the ranks agree on a window again
+    }
+    if (next == Message::Next::failed) {
+      if (!draining_) {
+        SetError(ErrorKind::usage, Where() + ": " + message_->Error(), impl.rank);
+        phase_.store(Phase::failed, std::memory_order_release);
       }
-      Disagree(
-          "their operator, element type, count, collective, root, determinism mode or object "
-          "differs (DebugLevel::full names which, with each rank's value)");
+      draining_ = false;
       return true;
-    }
-    if (network_done && speculative_) {
-      speculative_ = false;
-      if (SpeculationMissed()) {
-        schedule_active_ = false;
-        StartAgreement();
-        return false;
-      }
     }
   }
 #endif
-  if (!network_done) return false;
-  schedule_active_ = false;
   if (draining_) {
     draining_ = false;  // the failed generation's messages are all done; result discarded
     return true;
   }
-  FinishRecords();
+  message_->Finish(ctx_->Rank());
   Finish();
   return true;
 }
@@ -711,7 +370,9 @@ bool ReductionCore::Advance() noexcept {
   } catch (const UsageError& e) {
     // e.g. a schedule refused after the length check: the same on every rank.
     SetError(ErrorKind::usage, Where() + ": " + e.what(), ctx_ ? ctx_->Rank() : -1);
-    schedule_active_ = false;
+#if TRIBUTARY_HAVE_MPI
+    run_->Stop();
+#endif
     phase_.store(Phase::failed, std::memory_order_release);
     return true;
   } catch (const std::exception& e) {

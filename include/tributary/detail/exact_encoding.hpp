@@ -11,10 +11,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "tributary/detail/encoding.hpp"
 #include "tributary/detail/exact_kernels.hpp"
 #include "tributary/detail/exact_window.hpp"
-#include "tributary/detail/reduction_core.hpp"
+#include "tributary/detail/message_spec.hpp"
 #include "tributary/exact_sum.hpp"
 
 namespace tributary::detail {

@@ -16,7 +16,7 @@
 
 #include "tributary/config.hpp"
 #include "tributary/detail/agreement.hpp"
-#include "tributary/detail/encoding.hpp"
+#include "tributary/detail/message_spec.hpp"
 #include "tributary/detail/payload.hpp"
 #include "tributary/schedule_kind.hpp"
 #include "tributary/tasks/task_status.hpp"
@@ -26,9 +26,9 @@ class Context;
 
 namespace detail {
 
-class Schedule;   // the schedule seam is private to the library (src/schedules/schedule.hpp)
-class Tracer;     // the timeline (ContextOptions::trace; src/trace.hpp)
-class Agreement;  // the cross-rank agreement (src/agreement.hpp)
+class Tracer;       // the timeline (ContextOptions::trace; src/trace.hpp)
+class Message;      // the message unit: encodings, agreement, retry (src/message.hpp)
+class ScheduleRun;  // the object's running schedule (src/schedule_service.hpp)
 
 /// The lock of one reduction object. Every poll takes it (a try_lock, so that one thread
 /// advances the object at a time); with std::mutex the unlock, an atomic read-modify-write,
@@ -59,41 +59,6 @@ enum class Phase : std::uint8_t {
 };
 
 const char* ToString(Phase p) noexcept;
-
-/// Where the network phase of one generation reads and writes.
-struct LaunchSpec {
-  Collective collective = Collective::allreduce;
-  int root = 0;
-  void* data = nullptr;
-  void* result = nullptr;
-  /// reduce, the root only: the contribution when it is not `data` (ScheduleArgs::input).
-  const void* input = nullptr;
-  Payload payload;
-  /// Elements per rank of a variable-size value; with `check_length` the core first checks
-  /// that every rank has the same (DebugLevel::basic and above).
-  std::uint64_t length = 0;
-  bool check_length = false;
-  /// What every rank must agree on (compared at DebugLevel::full before every generation,
-  /// at DebugLevel::basic where a round sent anyway can carry it; docs/reductions.md).
-  AgreementRecord agreement;
-  /// The operator is a builtin one on builtin elements (for the selection tree).
-  bool builtin_op = false;
-  /// reduce, ranks other than the root: `data` must stay unchanged. The core copies it to
-  /// a buffer of its own first where the chosen schedule would write it (WritesData).
-  bool data_read_only = false;
-  /// The generation's determinism mode (a selection input; run_to_run keeps the MPI
-  /// library's unspecified combine order out).
-  int determinism = 0;
-  /// `data` (and `input`) are device memory handed to the MPI library directly
-  /// (ContextOptions::device_aware_mpi): the library's schedule, whatever the options or
-  /// the tree say, since Tributary's own schedules combine on the host.
-  bool device_memory = false;
-  /// A packed message carries PackedHeader first (set when the layout is packed).
-  const PackedLayout* packed = nullptr;
-  /// Exact sums (Determinism::rank_count_independent): the encoding that writes the
-  /// message once the ranks agree on its window (`data` and `packed` come from its Pack).
-  WindowCodec* window = nullptr;
-};
 
 /// Called when the network phase has completed on this rank; copies results out and may
 /// throw (a UsageError or RemoteError), which fails the generation.
@@ -219,23 +184,10 @@ class ReductionCore {
     trace_ = nullptr;
   }
 
-#if TRIBUTARY_HAVE_MPI
-  /// A committed datatype of `bytes` bytes carrying `layout` as attribute for the generic
-  /// MPI_Op; cached across generations, freed with the object.
-  MPI_Datatype PackedType(const PackedLayout* layout);
-#endif
-
  private:
   enum class ErrorKind : std::uint8_t { none, usage, remote, mpi, watchdog };
+  void Choose();
   void StartSchedule();
-  void StartAgreement(const WindowNeeds* measured = nullptr);
-  bool AgreementDone();
-  void Disagree(const std::string& what);
-  void UsePacked(const PackedRecords& packed) noexcept {
-    spec_.data = packed.data;
-    finisher_.out = packed.rounded;
-  }
-  bool SpeculationMissed() const;
   bool AdvanceLocked();
   void Finish();
   void SetError(ErrorKind kind, std::string text, int origin) noexcept;
@@ -271,32 +223,11 @@ class ReductionCore {
   std::atomic<unsigned> idle_polls_{0};
 
   ObjectLock mutex_;
-  LaunchSpec spec_;
-  Finisher finisher_;                              // a window codec's rounding (spec_.window)
   ScheduleKind kind_ = ScheduleKind::mpi_library;  // this generation's schedule
   ScheduleParams params_;
-  void ChooseSchedule();
-  std::unique_ptr<Schedule> schedule_;  // kept after completion, re-armed when it can be
-  std::vector<unsigned char> staging_;  // a read-only `data` copied for a schedule that writes
-  bool schedule_active_ = false;
-  bool agreement_pending_ = false;     // the pre-round or the description round runs
-  bool describing_ = false;            // the description round runs
-  bool speculative_ = false;           // the records run in a window agreed before (window_guess)
-  bool finished_by_schedule_ = false;  // the schedule rounded the records (Schedule::Finished)
-  const unsigned char* Records() const;
-  void FinishRecords();
-  // The pre-round (lengths, the agreement record, exact-sum windows) and the description
-  // round after a disagreement.
-  std::unique_ptr<Agreement> agreement_;
-  std::uint64_t object_code_ = 0;    // the object's kind and label, hashed
-  std::uint64_t record_hash_ = 0;    // this generation's record (0: not compared)
-  std::uint64_t schedule_code_ = 0;  // this generation's schedule choice (0: not yet)
-  std::uint64_t record_op_ = 0;      // the operator's code in the record (fingerprinted)
-#if TRIBUTARY_HAVE_MPI
-  MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
-  std::size_t packed_type_bytes_ = 0;
-  const PackedLayout* packed_type_layout_ = nullptr;  // the layout its attribute names
-#endif
+  // The generation's message (its bytes, the agreement rounds, the retry) and its schedule.
+  std::unique_ptr<Message> message_;
+  std::unique_ptr<ScheduleRun> run_;
 
   ErrorKind error_kind_ = ErrorKind::none;
   std::string error_;

@@ -18,7 +18,7 @@
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
 #include "tributary/detail/device_stage.hpp"
-#include "tributary/detail/encoding.hpp"
+#include "tributary/detail/message_spec.hpp"
 #include "tributary/detail/exact_encoding.hpp"
 #include "tributary/detail/exact_kernels.hpp"
 #include "tributary/detail/exact_policy.hpp"

@@ -1,10 +1,12 @@
-// How a rank's combined partial becomes a network message and back. Three encodings:
-//  - plain: the elements themselves (builtin operators; nothing here, LaunchSpec::payload);
+// What the typed layer hands the core for one generation's network phase: LaunchSpec, and
+// the encodings it describes. Three encodings:
+//  - plain: the elements themselves (builtin operators; LaunchSpec::payload);
 //  - packed: a PackedHeader, then the elements (user operators, batches), so that an
 //    operator that throws on one rank fails the generation on every rank (PackedMessage);
 //  - window: exact sums as records of a window of digits agreed across ranks
 //    (WindowCodec; the exact-sum encoding in exact_encoding.hpp implements it).
-// The core (ReductionCore) moves the bytes and, for a window codec, runs the agreement.
+// The typed layer writes the bytes; the library's message unit (src/message.hpp) sends them,
+// runs the agreement and reads the header; the core (ReductionCore) drives it.
 #pragma once
 
 #include <cstddef>
@@ -13,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "tributary/detail/agreement.hpp"
 #include "tributary/detail/payload.hpp"
 #include "tributary/errors.hpp"
+#include "tributary/schedule_kind.hpp"
 
 namespace tributary::detail {
 
@@ -47,23 +51,6 @@ struct PackedLayout {
   int rank = 0;                       ///< This rank, recorded in the header when a combine throws.
   std::string* error_text = nullptr;  ///< Receives what() of the exception thrown here.
 };
-
-/// CombineFn for packed messages: `state` is a PackedLayout. Never throws.
-void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept;
-
-/// Writes the agreement record's hash into the header of the packed message at `data`.
-inline void StampAgreement(void* data, std::uint64_t hash) noexcept {
-  PackedHeader h;
-  std::memcpy(&h, data, sizeof h);
-  h.agreement = hash;
-  std::memcpy(data, &h, sizeof h);
-}
-/// True when a completed packed message says that the ranks' records differ.
-inline bool PackedDisagreed(const void* data) noexcept {
-  PackedHeader h;
-  std::memcpy(&h, data, sizeof h);
-  return h.agreement == PackedHeader::kDisagreed;
-}
 
 /// A packed message and its layout: the buffer, the header, and the text of an exception
 /// thrown on this rank (by the list-order fold or by a combine inside the schedule).
@@ -190,6 +177,41 @@ class WindowCodec {
 
  protected:
   ~WindowCodec() = default;
+};
+
+/// Where the network phase of one generation reads and writes.
+struct LaunchSpec {
+  Collective collective = Collective::allreduce;
+  int root = 0;
+  void* data = nullptr;
+  void* result = nullptr;
+  /// reduce, the root only: the contribution when it is not `data` (ScheduleArgs::input).
+  const void* input = nullptr;
+  Payload payload;
+  /// Elements per rank of a variable-size value; with `check_length` the core first checks
+  /// that every rank has the same (DebugLevel::basic and above).
+  std::uint64_t length = 0;
+  bool check_length = false;
+  /// What every rank must agree on (compared at DebugLevel::full before every generation,
+  /// at DebugLevel::basic where a round sent anyway can carry it; docs/reductions.md).
+  AgreementRecord agreement;
+  /// The operator is a builtin one on builtin elements (for the selection tree).
+  bool builtin_op = false;
+  /// reduce, ranks other than the root: `data` must stay unchanged. The core copies it to
+  /// a buffer of its own first where the chosen schedule would write it (WritesData).
+  bool data_read_only = false;
+  /// The generation's determinism mode (a selection input; run_to_run keeps the MPI
+  /// library's unspecified combine order out).
+  int determinism = 0;
+  /// `data` (and `input`) are device memory handed to the MPI library directly
+  /// (ContextOptions::device_aware_mpi): the library's schedule, whatever the options or
+  /// the tree say, since Tributary's own schedules combine on the host.
+  bool device_memory = false;
+  /// A packed message carries PackedHeader first (set when the layout is packed).
+  const PackedLayout* packed = nullptr;
+  /// Exact sums (Determinism::rank_count_independent): the encoding that writes the
+  /// message once the ranks agree on its window (`data` and `packed` come from its Pack).
+  WindowCodec* window = nullptr;
 };
 
 }  // namespace tributary::detail

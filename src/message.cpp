@@ -1,0 +1,341 @@
+#include "message.hpp"
+
+#include <cstring>
+#include <new>
+
+#include "mpi_registry.hpp"
+#include "tributary/errors.hpp"
+
+namespace tributary::detail {
+
+void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept {
+  const auto& layout = *static_cast<const PackedLayout*>(state);
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto* src = static_cast<const unsigned char*>(in) + k * layout.bytes;
+    auto* dst = static_cast<unsigned char*>(inout) + k * layout.bytes;
+    PackedHeader hin, hout;
+    std::memcpy(&hin, src, sizeof hin);
+    std::memcpy(&hout, dst, sizeof hout);
+    if (hin.agreement != hout.agreement) {
+      // The ranks started the generation differently: the layouts may differ too.
+      hout.agreement = PackedHeader::kDisagreed;
+      std::memcpy(dst, &hout, sizeof hout);
+      continue;
+    }
+    if (hin.error_rank >= 0 || hout.error_rank >= 0) {
+      // A failure upstream: keep the lowest failing rank, skip the combine.
+      if (hout.error_rank < 0 || (hin.error_rank >= 0 && hin.error_rank < hout.error_rank))
+        hout.error_rank = hin.error_rank;
+      std::memcpy(dst, &hout, sizeof hout);
+      continue;
+    }
+    try {
+      for (const auto& seg : layout.segments)
+        seg.combine(seg.state, src + sizeof(PackedHeader) + seg.offset,
+                    dst + sizeof(PackedHeader) + seg.offset, seg.count);
+    } catch (const std::exception& e) {
+      hout.error_rank = layout.rank;
+      if (layout.error_text) *layout.error_text = e.what();
+      std::memcpy(dst, &hout, sizeof hout);
+    } catch (...) {
+      hout.error_rank = layout.rank;
+      if (layout.error_text) *layout.error_text = "an exception not derived from std::exception";
+      std::memcpy(dst, &hout, sizeof hout);
+    }
+  }
+}
+
+namespace {
+
+// Writes the agreement record's hash into the header of the packed message at `data`.
+void StampAgreement(void* data, std::uint64_t hash) noexcept {
+  PackedHeader h;
+  std::memcpy(&h, data, sizeof h);
+  h.agreement = hash;
+  std::memcpy(data, &h, sizeof h);
+}
+
+// True when a completed packed message says that the ranks' records differ.
+bool PackedDisagreed(const void* data) noexcept {
+  PackedHeader h;
+  std::memcpy(&h, data, sizeof h);
+  return h.agreement == PackedHeader::kDisagreed;
+}
+
+}  // namespace
+
+Message::Message(std::string object, std::uint64_t object_code)
+    : object_(std::move(object)), object_code_(object_code) {
+#if TRIBUTARY_HAVE_MPI
+  agreement_ = std::make_unique<Agreement>();
+#endif
+}
+
+Message::~Message() = default;
+
+void Message::Load(const LaunchSpec& spec) {
+  spec_ = spec;
+  finisher_ = spec_.window ? spec_.window->Rounding() : Finisher{};
+  finished_by_schedule_ = false;
+  error_.clear();
+}
+
+ScheduleRequest Message::Request() const noexcept {
+  ScheduleRequest r;
+  r.collective = spec_.collective;
+  r.bytes = spec_.packed ? spec_.packed->bytes : spec_.payload.count * spec_.payload.elem_size;
+  r.builtin_op = spec_.builtin_op;
+  r.commutative = spec_.payload.commutative;
+  r.determinism = spec_.determinism;
+  r.device_memory = spec_.device_memory;
+  return r;
+}
+
+void Message::RunAlone() {
+  if (spec_.window) UsePacked(spec_.window->Pack(spec_.window->Measure(), false));
+  const std::size_t bytes = spec_.payload.count * spec_.payload.elem_size;
+  if (spec_.input && bytes) std::memcpy(spec_.data, spec_.input, bytes);  // the result is the input
+}
+
+const unsigned char* Message::Records() const {
+  return static_cast<const unsigned char*>(spec_.data) + sizeof(PackedHeader) +
+         spec_.packed->segments.front().offset;
+}
+
+// Exact records the schedule left unrounded: rounded here where the result is wanted.
+void Message::Finish(int rank) {
+  if (!spec_.window || !finisher_ || finished_by_schedule_) return;
+  if (spec_.collective == Collective::reduce && rank != spec_.root) return;
+  finisher_.fn(finisher_.state, Records(), finisher_.out, 0, spec_.packed->segments.front().count);
+}
+
+#if TRIBUTARY_HAVE_MPI
+Message::Next Message::Start(const Env& env, bool chosen, ScheduleKind kind,
+                             const ScheduleParams& params) {
+  env_ = env;
+  chosen_ = chosen;
+  kind_ = kind;
+  params_ = params;
+  speculative_ = false;
+  record_hash_ = 0;
+  schedule_code_ = 0;
+  const bool full = env.debug == DebugLevel::full;
+  if (env.debug != DebugLevel::none) {
+    // The record is compared wherever a round carries it: the pre-round, or the header of
+    // a packed message.
+    AgreementRecord record = spec_.agreement;
+    if (record.fingerprint) record.op = record.fingerprint(record.client);
+    record_op_ = record.op;
+    if (spec_.check_length) record.count = 0;  // compared as the length
+    record_hash_ = RecordHash(record, object_code_);
+    if (chosen) schedule_code_ = ScheduleCode(kind, params);
+  }
+  const WindowNeeds* guess = spec_.window ? spec_.window->Guess() : nullptr;
+  if (guess && !spec_.check_length && !full && spec_.collective == Collective::allreduce) {
+    // An exact allreduce with a window agreed before. Large messages are written in it
+    // while measured, and the agreement follows (the records stand where it agrees on the
+    // same window). Others skip the agreement: the records end with a count of the ranks
+    // whose data does not fit that window; where it is not zero, every rank agrees on a
+    // window and runs the records again (Completed).
+    PackedRecords prepacked;
+    WindowNeeds measured;
+    try {
+      prepacked = spec_.window->Prepack(*guess, &measured);
+      if (!prepacked.data) UsePacked(spec_.window->Pack(*guess, true));
+    } catch (const std::bad_alloc& e) {  // out of memory: fail here; the others wait (watchdog)
+      throw UsageError(e.what());
+    }
+    if (prepacked.data) {  // agree on what was measured while packing
+      UsePacked(prepacked);
+      StartPreRound(&measured);
+      return Next::wait;
+    }
+    speculative_ = true;
+    return Next::schedule;
+  }
+  if (spec_.check_length || full || spec_.window) {
+    StartPreRound();
+    return Next::wait;
+  }
+  return Next::schedule;
+}
+
+ScheduleArgs Message::Base() const {
+  ScheduleArgs base;
+  base.comm = env_.comm;
+  base.tag = env_.tag;
+  return base;
+}
+
+// The pre-round (src/agreement.cpp): lengths, the agreement record, the schedule and the
+// exact-sum window, in one small allreduce on the Context's communicator.
+void Message::StartPreRound(const WindowNeeds* measured) {
+  Agreement::Input in;
+  in.record = record_hash_;
+  in.schedule = schedule_code_;
+  in.length = static_cast<std::int64_t>(spec_.length);
+  in.check_length = spec_.check_length;
+  in.window = measured ? *measured : spec_.window ? spec_.window->Measure() : WindowNeeds{};
+  agreement_->StartPreRound(in, Base());
+  pending_ = true;
+}
+
+std::string Message::Disagreement(const std::string& what) const {
+  return "the ranks started this generation differently, so none takes a result: " + what +
+         (env_.debug == DebugLevel::full
+              ? " (checked at DebugLevel::full)"
+              : " (found at DebugLevel::basic; DebugLevel::full checks every generation)");
+}
+
+Message::Next Message::Poll(bool draining) {
+  if (!agreement_->Progress()) return Next::wait;
+  pending_ = false;
+  if (describing_) {
+    describing_ = false;
+    if (draining) return Next::finished;  // failed already: its own error stands
+    error_ = Disagreement(agreement_->Differences());
+    return Next::failed;
+  }
+  switch (agreement_->Evaluate()) {
+    case Agreement::Verdict::differ: {
+      if (draining) return Next::finished;  // failed already: no description round
+      // Every rank sees the same hashes: all describe themselves, none starts the reduction.
+      const std::string schedule =
+          !chosen_ ? std::string("not chosen yet")
+                   : std::string(ToString(kind_)) +
+                         (TakesRadix(kind_) ? " (radix " + std::to_string(params_.radix) + ")"
+                                            : std::string()) +
+                         (params_.node_aware ? " (node-aware)" : "");
+      agreement_->StartDescriptions(
+          ViewOf(spec_.agreement, record_op_, object_, object_code_, spec_.length,
+                 spec_.check_length, schedule, schedule_code_),
+          Base());
+      pending_ = describing_ = true;
+      return Next::wait;
+    }
+    case Agreement::Verdict::lengths_differ:
+      if (draining) return Next::finished;
+      // Every rank sees the same max and min: all fail together, none starts the reduction.
+      error_ = "value lengths differ across ranks: this rank has " + std::to_string(spec_.length) +
+               " element(s); the ranks have between " + std::to_string(agreement_->MinLength()) +
+               " and " + std::to_string(agreement_->MaxLength());
+      return Next::failed;
+    case Agreement::Verdict::agreed:
+      break;
+  }
+  if (spec_.window) {
+    try {
+      UsePacked(spec_.window->Pack(agreement_->AgreedWindow(env_.size), false));
+    } catch (const std::exception& e) {  // out of memory: fail here; the others wait (watchdog)
+      error_ = e.what();
+      return Next::failed;
+    }
+  }
+  return Next::schedule;
+}
+
+bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
+  args->collective = spec_.collective;
+  args->root = spec_.root;
+  args->data = spec_.data;
+  args->input = spec_.input;
+  args->result = spec_.result;
+  args->payload = spec_.payload;
+  if (spec_.window && spec_.window->RecordsOnly() && kind != ScheduleKind::mpi_library) {
+    args->finisher = finisher_;
+    // Exact records combine by multiword addition, element by element, and carry no
+    // header (no user operator can throw): the schedule may split them like values.
+    const PackedSegment& records = spec_.packed->segments.front();
+    args->data = static_cast<char*>(spec_.data) + records.offset + sizeof(PackedHeader);
+    args->payload.count = records.count;
+    args->payload.elem_size = records.elem_size;
+    args->payload.combine = records.combine;
+    args->payload.combine_state = records.state;
+  } else if (spec_.packed) {
+    args->payload.count = 1;
+    args->payload.elem_size = spec_.packed->bytes;
+    args->payload.combine = &PackedCombine;
+    args->payload.combine_state = spec_.packed;
+    // Only the MPI library needs a datatype and an MPI_Op; Tributary's schedules call the
+    // combine directly (this keeps a registry lock and an attribute write off their starts).
+    if (kind == ScheduleKind::mpi_library) {
+      args->payload.elem_type = PackedType(spec_.packed);
+      args->payload.op = GenericMpiOp(args->payload.commutative);
+    }
+  }
+  if (spec_.packed) StampAgreement(spec_.data, record_hash_);
+  return spec_.data_read_only && !spec_.packed;
+}
+
+// A speculative exact allreduce has completed: the count of ranks whose data did not fit
+// the window (the last record's low digit, summed like the others) decides whether the
+// records stand or every rank agrees on a window and runs them again.
+bool Message::SpeculationMissed() const {
+  PackedHeader header;  // a user operator threw somewhere: every rank fails, none agrees again
+  std::memcpy(&header, spec_.data, sizeof header);
+  if (header.error_rank >= 0) return false;
+  const PackedSegment& records = spec_.packed->segments.front();
+  std::uint32_t misfits = 0;
+  if (finished_by_schedule_)  // the finisher copies that record's low digit
+    std::memcpy(
+        &misfits,
+        static_cast<const unsigned char*>(finisher_.out) + (records.count - 1) * finisher_.out_size,
+        sizeof misfits);
+  else
+    std::memcpy(&misfits, Records() + (records.count - 1) * records.elem_size, sizeof misfits);
+  return misfits != 0;
+}
+
+Message::Next Message::Completed(bool rounded, bool draining) {
+  finished_by_schedule_ = rounded;
+  if (spec_.packed && PackedDisagreed(spec_.data)) {
+    if (draining) return Next::finished;
+    error_ = Disagreement(
+        "their operator, element type, count, collective, root, determinism mode or object "
+        "differs (DebugLevel::full names which, with each rank's value)");
+    return Next::failed;
+  }
+  if (speculative_) {
+    speculative_ = false;
+    if (SpeculationMissed()) {
+      StartPreRound();
+      return Next::wait;
+    }
+  }
+  return Next::finished;
+}
+
+void Message::Abandon() noexcept {
+  if (pending_) agreement_->Abandon();
+  pending_ = false;
+}
+
+MPI_Datatype Message::PackedType(const PackedLayout* layout) {
+  if (packed_type_ == MPI_DATATYPE_NULL || packed_type_bytes_ != layout->bytes) {
+    if (packed_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&packed_type_);
+    packed_type_layout_ = nullptr;
+    CheckMpi(MPI_Type_contiguous(static_cast<int>(layout->bytes), MPI_BYTE, &packed_type_),
+             "MPI_Type_contiguous");
+    CheckMpi(MPI_Type_commit(&packed_type_), "MPI_Type_commit");
+    packed_type_bytes_ = layout->bytes;
+  }
+  if (packed_type_layout_ != layout) {  // the attribute names the layout the op combines by
+    CheckMpi(
+        MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), const_cast<PackedLayout*>(layout)),
+        "MPI_Type_set_attr");
+    packed_type_layout_ = layout;
+  }
+  return packed_type_;
+}
+
+bool Message::FreeMpiObjects() noexcept {
+  if (packed_type_ == MPI_DATATYPE_NULL) return true;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return false;
+  MPI_Type_free(&packed_type_);
+  return true;
+}
+#endif
+
+}  // namespace tributary::detail

@@ -1,0 +1,127 @@
+// The message unit: one reduction object's generations on the wire. From the typed layer's
+// LaunchSpec to the bytes a schedule moves: the encodings (plain, packed behind a header,
+// exact-sum window records), the agreement rounds before the data moves (lengths, the
+// agreement record, the window; the description round after a disagreement), the
+// speculation on an earlier window and its retry, the combine of packed messages and their
+// MPI datatype. ReductionCore drives it through Start / Poll / Completed and never reads
+// its bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "agreement.hpp"
+#include "schedule_service.hpp"
+#include "schedules/schedule.hpp"
+#include "tributary/context.hpp"
+#include "tributary/detail/message_spec.hpp"
+
+namespace tributary::detail {
+
+/// CombineFn of packed messages: `state` is a PackedLayout. A user operator that throws
+/// marks the header with this rank; ranks whose agreement hashes differ mark it as
+/// disagreed. Never throws. Also behind the generic MPI_Op of the MPI library's path.
+void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept;
+
+class Message {
+ public:
+  /// The message of the object named `object` (in the description round), whose kind and
+  /// label hash to `object_code`.
+  Message(std::string object, std::uint64_t object_code);
+  ~Message();
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+
+  /// Takes the typed layer's description of a new generation (its buffers stay the typed
+  /// layer's and must live until the generation completes).
+  void Load(const LaunchSpec& spec);
+  /// What the schedule is chosen on; for exact records their size is known only once the
+  /// window is agreed (ChoosesLate).
+  ScheduleRequest Request() const noexcept;
+  bool ChoosesLate() const noexcept { return spec_.window != nullptr; }
+  /// One rank: nothing to send, the result is the input (Finish rounds exact records).
+  void RunAlone();
+
+#if TRIBUTARY_HAVE_MPI
+  /// Where the rounds of a generation run and what they check.
+  struct Env {
+    MPI_Comm comm = MPI_COMM_NULL;  ///< The Context's communicator.
+    int tag = 0;                    ///< The generation's tag block (the rounds use its top).
+    int rank = 0;
+    int size = 1;
+    DebugLevel debug = DebugLevel::basic;
+  };
+  /// What the core does next.
+  enum class Next : std::uint8_t {
+    wait,      ///< A round of the agreement runs: Poll.
+    schedule,  ///< Start the schedule (FillArgs); then Completed once it is done.
+    finished,  ///< The network phase is over (on a failed generation: nothing more to do).
+    failed     ///< The ranks disagree (Error); none takes a result.
+  };
+  /// Starts the network phase of the loaded generation. `chosen`: the schedule `kind` with
+  /// `params` is known now (it is part of the record the ranks compare).
+  Next Start(const Env& env, bool chosen, ScheduleKind kind, const ScheduleParams& params);
+  /// Advances the round of the agreement; `draining`: the generation failed already (no
+  /// description round, no error of its own). Never blocks.
+  Next Poll(bool draining);
+  /// True while a round of the agreement runs (Poll).
+  bool Waiting() const noexcept { return pending_; }
+  /// The schedule's bytes for `kind`: data, input, result, payload, and the finisher of
+  /// exact records; stamps the record in a packed header. Returns true where the data must
+  /// stay unchanged (a reduce's other ranks: the schedule gets a copy where it writes).
+  bool FillArgs(ScheduleKind kind, ScheduleArgs* args);
+  /// The schedule has completed; `rounded`: it finished the exact records itself.
+  /// finished, failed (the header says the ranks disagree), or wait (the speculation
+  /// missed: the ranks agree on a window, then the schedule runs again).
+  Next Completed(bool rounded, bool draining);
+  /// Releases a round still in flight (its requests may still write): the object goes.
+  void Abandon() noexcept;
+  /// Frees the packed datatype; false where it cannot, MPI having finalised.
+  bool FreeMpiObjects() noexcept;
+#endif
+  /// The result in place: exact records the schedule left unrounded are rounded into it.
+  void Finish(int rank);
+  /// Why the generation failed (Next::failed), without the object's name.
+  const std::string& Error() const noexcept { return error_; }
+
+ private:
+#if TRIBUTARY_HAVE_MPI
+  void StartPreRound(const WindowNeeds* measured = nullptr);
+  std::string Disagreement(const std::string& what) const;
+  bool SpeculationMissed() const;
+  MPI_Datatype PackedType(const PackedLayout* layout);
+  ScheduleArgs Base() const;
+#endif
+  void UsePacked(const PackedRecords& packed) noexcept {
+    spec_.data = packed.data;
+    finisher_.out = packed.rounded;
+  }
+  const unsigned char* Records() const;
+
+  std::string object_;
+  std::uint64_t object_code_ = 0;
+  LaunchSpec spec_;
+  Finisher finisher_;  // a window codec's rounding (spec_.window)
+  std::string error_;
+  bool pending_ = false;               // the pre-round or the description round runs
+  bool describing_ = false;            // the description round runs
+  bool speculative_ = false;           // the records run in a window agreed before
+  bool finished_by_schedule_ = false;  // the schedule rounded the records
+#if TRIBUTARY_HAVE_MPI
+  Env env_;
+  std::unique_ptr<Agreement> agreement_;
+  bool chosen_ = false;  // the schedule below is this generation's
+  ScheduleKind kind_ = ScheduleKind::mpi_library;
+  ScheduleParams params_;
+  std::uint64_t record_hash_ = 0;    // this generation's record (0: not compared)
+  std::uint64_t schedule_code_ = 0;  // this generation's schedule choice (0: not yet)
+  std::uint64_t record_op_ = 0;      // the operator's code in the record (fingerprinted)
+  MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
+  std::size_t packed_type_bytes_ = 0;
+  const PackedLayout* packed_type_layout_ = nullptr;  // the layout its attribute names
+#endif
+};
+
+}  // namespace tributary::detail
