@@ -13,8 +13,8 @@
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
 #include "tributary/detail/device_stage.hpp"
+#include "tributary/detail/exact_encoding.hpp"
 #include "tributary/detail/exact_policy.hpp"
-#include "tributary/detail/exact_window.hpp"
 #include "tributary/detail/kokkos_hooks.hpp"
 #include "tributary/detail/list_partials.hpp"
 #include "tributary/detail/message_spec.hpp"
@@ -382,12 +382,8 @@ class Batch {
     detail::WindowNeeds needs;
     needs.lo = std::int64_t(1) << 40;  // above any bit
     needs.terms = 1;                   // one merged sum per element on each rank
-    for (const auto& m : members_) {
-      if (!m->Exact()) continue;
-      const ExactSum* sums = m->MergedSums();
-      for (std::size_t k = 0; k < m->Elements(); ++k)
-        detail::WidenRange(sums[k], &needs.lo, &needs.hi, &needs.special);
-    }
+    for (const auto& m : members_)
+      if (m->Exact()) detail::MeasureSums(m->MergedSums(), m->Elements(), &needs);
     return needs;
   }
   detail::PackedRecords Pack(const detail::WindowNeeds& agreed, bool speculative) {
@@ -418,17 +414,10 @@ class Batch {
         return {message_.Data(), nullptr};
       }
     }
-    acc_.resize(static_cast<std::size_t>(window_.digits));
-    std::size_t e = 0;
     for (const auto& m : members_) {
       if (!m->Exact()) continue;
-      const ExactSum* sums = m->MergedSums();
-      for (std::size_t k = 0; k < m->Elements(); ++k, ++e) {
-        std::fill(acc_.begin(), acc_.end(), 0);
-        unsigned flags = 0;
-        detail::DepositWindow(acc_.data(), window_, sums[k], &flags);
-        detail::StoreWindow(records + e * words, acc_.data(), window_, flags);
-      }
+      detail::WriteSumRecords(m->MergedSums(), m->Elements(), window_, records, &acc_);
+      records += m->Elements() * words;
     }
     return {message_.Data(), nullptr};
   }

@@ -32,6 +32,24 @@ struct ExactTerms {
   int Terms() const noexcept { return single || merged ? 1 : static_cast<int>(values.size()); }
 };
 
+/// The record writer of merged partials, shared by ExactEncoding and Batch's exact members:
+/// widens `needs` by the bits of `count` accumulators (one term per element)...
+inline void MeasureSums(const ExactSum* sums, std::size_t count, WindowNeeds* needs) noexcept {
+  for (std::size_t k = 0; k < count; ++k)
+    WidenRange(sums[k], &needs->lo, &needs->hi, &needs->special);
+}
+/// ... and writes them as records of window `w` (`acc`: scratch, resized to w.digits).
+inline void WriteSumRecords(const ExactSum* sums, std::size_t count, const ExactWindow& w,
+                            std::uint32_t* records, std::vector<std::int64_t>* acc) {
+  acc->resize(static_cast<std::size_t>(w.digits));
+  for (std::size_t k = 0; k < count; ++k) {
+    std::fill(acc->begin(), acc->end(), 0);
+    unsigned flags = 0;
+    DepositWindow(acc->data(), w, sums[k], &flags);
+    StoreWindow(records + k * w.Words(), acc->data(), w, flags);
+  }
+}
+
 template <class E>
 class ExactEncoding final : public WindowCodec {
   static_assert(std::is_same_v<E, double> || std::is_same_v<E, float>,
@@ -81,8 +99,7 @@ class ExactEncoding final : public WindowCodec {
         WidenRange(static_cast<double>(in[k]), &needs.lo, &needs.hi, &needs.special);
     };
     if (terms_.merged) {
-      for (std::size_t k = 0; k < terms_.count; ++k)
-        WidenRange(terms_.merged[k], &needs.lo, &needs.hi, &needs.special);
+      MeasureSums(terms_.merged, terms_.count, &needs);
     } else if (terms_.single) {
       widen(terms_.single, terms_.count);
     } else {
@@ -244,12 +261,14 @@ class ExactEncoding final : public WindowCodec {
       return;
     }
     std::vector<std::int64_t> acc(static_cast<std::size_t>(window_.digits));
+    if (terms_.merged) {
+      WriteSumRecords(terms_.merged, n, window_, records, &acc);
+      return;
+    }
     for (std::size_t k = 0; k < n; ++k) {
       std::fill(acc.begin(), acc.end(), 0);
       unsigned flags = 0;
-      if (terms_.merged) {
-        DepositWindow(acc.data(), window_, terms_.merged[k], &flags);
-      } else if (source) {
+      if (source) {
         DepositWindow(acc.data(), window_, static_cast<double>(source[k]), &flags);
       } else {
         for (std::size_t i = 0; i < lists; ++i) {
