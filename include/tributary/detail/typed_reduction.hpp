@@ -18,8 +18,6 @@
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
 #include "tributary/detail/device_stage.hpp"
-#include "tributary/detail/message_spec.hpp"
-#include "tributary/detail/exact_encoding.hpp"
 #include "tributary/detail/exact_kernels.hpp"
 #include "tributary/detail/exact_policy.hpp"
 #include "tributary/detail/kokkos_hooks.hpp"
@@ -27,6 +25,7 @@
 #include "tributary/detail/op_holder.hpp"
 #include "tributary/detail/reduction_core.hpp"
 #include "tributary/detail/type_name.hpp"
+#include "tributary/detail/typed_message.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/exact_sum.hpp"
 #include "tributary/ops.hpp"
@@ -183,8 +182,7 @@ class TypedReduction {
         core_(std::move(other.core_)),
         op_(std::move(other.op_)),
         work_(std::move(other.work_)),
-        packed_(std::move(other.packed_)),
-        exact_encoding_(std::move(other.exact_encoding_)),
+        message_(std::move(other.message_)),
         collective_(other.collective_),
         root_(other.root_),
         name_(std::move(other.name_)),
@@ -240,7 +238,7 @@ class TypedReduction {
     const T& source = input ? *input : val;
     if constexpr (kExactCapable) {
       if (exact_) {  // the source is read when the window is agreed (in flight until then)
-        exact_encoding_.Begin(Traits::Size(source)).single = Traits::Data(source);
+        message_.BeginExact(Traits::Size(source)).single = Traits::Data(source);
         LaunchExact();
         return;
       }
@@ -268,9 +266,9 @@ class TypedReduction {
     LaunchSpec spec = SpecOf(count);
     spec.device_memory = true;
     if (NotRoot())  // sends from the input (or val), which stays unchanged
-      SetDirect(&spec, const_cast<E*>(input ? input : data), nullptr, count, true);
+      message_.SetPlain(&spec, const_cast<E*>(input ? input : data), nullptr, count, true, *op_);
     else
-      SetDirect(&spec, data, input, count, false);
+      message_.SetPlain(&spec, data, input, count, false, *op_);
     core_->Launch(spec);
   }
 
@@ -347,7 +345,7 @@ class TypedReduction {
     if constexpr (kExactCapable) {
       const int n = core_->Expected();
       const std::size_t len = partials_.CommonLength(n, Traits::Size(val));
-      ExactTerms<E>& terms = exact_encoding_.Begin(len);
+      ExactTerms<E>& terms = message_.BeginExact(len);
       for (int i = 0; i < n; ++i) {  // one term per list
         const bool exact = partials_.IsExact(i);
         terms.values.push_back(exact ? nullptr : Traits::Data(partials_.ValueOf(i)));
@@ -361,7 +359,7 @@ class TypedReduction {
   // where it receives the result.
   void LaunchExact() {
     if constexpr (kExactCapable) {
-      const std::size_t count = exact_encoding_.Count();
+      const std::size_t count = message_.ExactCount();
       LaunchSpec spec = SpecOf(count);
       E* result = nullptr;
       if (!NotRoot()) {
@@ -369,9 +367,8 @@ class TypedReduction {
         result = Traits::Data(val);
       }
       const Context& ctx = *core_->Ctx();
-      exact_encoding_.Describe(&spec, result, collective_ == Collective::allreduce, ctx.Rank(),
-                               ctx.Size());
-      encoding_ = Encoding::window;
+      message_.SetExact(&spec, result, collective_ == Collective::allreduce, ctx.Rank(),
+                        ctx.Size());
       core_->Launch(spec);
     }
   }
@@ -425,21 +422,12 @@ class TypedReduction {
     if constexpr (Traits::dynamic)
       if (input) Traits::Resize(source, count);
     LaunchSpec spec = SpecOf(count);
-    if (op_->direct && combine_error.empty()) {
-      SetDirect(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count,
-                read_only);
-    } else {
-      // User operators travel packed behind a header that carries a failure to every rank.
-      // A packed Reduce runs as an allreduce so that every rank learns of a failure.
-      if (spec.collective == Collective::reduce) spec.collective = Collective::allreduce;
-      unsigned char* body = packed_.Reset(count * sizeof(E), ctx.Rank());
-      packed_.SetSegment(count, sizeof(E), op_->combine, op_.get());
-      if (!combine_error.empty()) packed_.Fail(ctx.Rank(), combine_error);
-      if (count) std::memcpy(body, Traits::Data(input ? *input : source), count * sizeof(E));
-      spec.data = packed_.Data();
-      spec.packed = packed_.Layout();
-      encoding_ = Encoding::packed;
-    }
+    if (op_->direct && combine_error.empty())
+      message_.SetPlain(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count,
+                        read_only, *op_);
+    else
+      message_.SetPacked(&spec, Traits::Data(input ? *input : source), count, ctx.Rank(), *op_,
+                         combine_error);
     core_->Launch(spec);
   }
 
@@ -467,51 +455,14 @@ class TypedReduction {
     spec.payload.commutative = op_->commutative;
     spec.builtin_op = op_->direct;
     spec.determinism = static_cast<int>(mode_);
-    encoding_ = Encoding::plain;
     return spec;
-  }
-
-  // The unpacked message of a builtin operator: the elements themselves.
-  void SetDirect(LaunchSpec* spec, E* data, const E* input, std::size_t count, bool read_only) {
-    spec->data = data;
-    spec->input = input;
-    spec->data_read_only = read_only;
-    spec->payload.count = count;
-    spec->payload.elem_size = sizeof(E);
-    spec->payload.combine = op_->combine;
-    spec->payload.combine_state = op_.get();
-#if TRIBUTARY_HAVE_MPI
-    spec->payload.elem_type = MpiType<E>::Get();
-    spec->payload.op = op_->mpi_op;
-#endif
-    encoding_ = Encoding::plain;
   }
 
   void Finish() {
     Context& ctx = *core_->Ctx();
-    const bool to_val = collective_ != Collective::reduce || ctx.Rank() == root_;
-    if (encoding_ == Encoding::window) {
-      if constexpr (kExactCapable) {
-        const E* rounded = exact_encoding_.Rounded();  // null: rounded into val already
-        if (!to_val || !rounded) return;
-        const std::size_t count = exact_encoding_.Count();
-        if constexpr (Traits::dynamic) Traits::Resize(val, count);
-        if (count) std::memcpy(Traits::Data(val), rounded, count * sizeof(E));
-      }
-      return;
-    }
-    if (encoding_ == Encoding::packed) {
-      packed_.ThrowIfFailed([this] { return core_->Where(); }, "the reduction operator",
-                            ctx.Rank());
-      if (to_val) {
-        const std::size_t count = packed_.BodyBytes() / sizeof(E);
-        if constexpr (Traits::dynamic) Traits::Resize(val, count);
-        if (count)
-          std::memcpy(static_cast<void*>(Traits::Data(val)), packed_.Body(), count * sizeof(E));
-      }
-      return;
-    }
-    // Plain: the root's result is already in `val`.
+    message_.Unpack(
+        &val, collective_ != Collective::reduce || ctx.Rank() == root_,
+        [this] { return core_->Where(); }, ctx.Rank());
   }
 
   void Abandon() {
@@ -549,7 +500,7 @@ class TypedReduction {
       const ExactSum* merged = partials_.DeviceExactResult();
       if (merged == nullptr) return false;
       if constexpr (kExactCapable) {  // one merged partial per element
-        exact_encoding_.Begin(partials_.DeviceCount(true)).merged = merged;
+        message_.BeginExact(partials_.DeviceCount(true)).merged = merged;
         LaunchExact();
       }
       return true;
@@ -586,13 +537,7 @@ class TypedReduction {
 
   std::unique_ptr<OpHolderBase<E>> op_;
   T work_{};
-  // The message of this generation: the elements themselves (plain), behind a header
-  // (packed: user operators), or exact-sum records (window).
-  enum class Encoding : std::uint8_t { plain, packed, window };
-  Encoding encoding_ = Encoding::plain;
-  PackedMessage packed_;
-  struct NoExactEncoding {};
-  std::conditional_t<kExactCapable, ExactEncoding<E>, NoExactEncoding> exact_encoding_;
+  TypedMessage<T> message_;  // this generation's message: plain, packed or exact records
   Collective collective_ = Collective::allreduce;
   int root_ = 0;
   std::string name_;
