@@ -35,15 +35,15 @@ class AllGather {
             ctx, "AllGather<" + detail::TypeLabel<T>() + ">", std::move(label))) {
     core_->SetClient(this, &AllGather::FinishThunk, &AllGather::AbandonThunk);
   }
-  /// Moves the object; throws UsageError while its network phase is in flight.
+  /// Moves the object; throws UsageError while its network phase is in flight (and then
+  /// moves nothing).
+  // NOLINTNEXTLINE(performance-noexcept-move-constructor,bugprone-exception-escape)
   AllGather(AllGather&& other)
-      : local(std::move(other.local)),
+      : local(std::move(Movable(other).local)),
         val(std::move(other.val)),
         core_(std::move(other.core_)),
         flat_(std::move(other.flat_)),
         count_(other.count_) {
-    if (core_ && core_->NetworkActive())
-      throw UsageError(core_->Where() + ": moved while its network phase is in flight");
     if (core_) core_->SetClient(this, &AllGather::FinishThunk, &AllGather::AbandonThunk);
   }
   ~AllGather() { core_.reset(); }  // the core first: it may still touch the buffers
@@ -71,6 +71,12 @@ class AllGather {
   bool InFlight() const noexcept { return core_->NetworkActive(); }
 
  private:
+  // Refuses to move an object whose network phase is in flight, before anything moves.
+  static AllGather& Movable(AllGather& other) {
+    if (other.core_ && other.core_->NetworkActive())
+      throw UsageError(other.core_->Where() + ": moved while its network phase is in flight");
+    return other;
+  }
   void Launch() {
     Context& ctx = *core_->Ctx();
     count_ = Traits::Size(local);

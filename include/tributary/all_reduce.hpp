@@ -27,7 +27,7 @@ class AllReduce : public detail::ReductionFor<T> {
   explicit AllReduce(Context& ctx, std::string label = {})
       : Base(ctx, "AllReduce<" + detail::TypeLabel<T>() + ">", std::move(label)) {}
   /// Moves the object (not while its network phase is in flight: UsageError).
-  AllReduce(AllReduce&&) = default;
+  AllReduce(AllReduce&&) = default;  // NOLINT(performance-noexcept-move-constructor)
 
   /// Arms a new generation expecting `contributions` calls of Contribute on this rank,
   /// combined with `op`. With zero contributions the rank takes part with the operator's

@@ -21,7 +21,7 @@ class Reduce : public detail::ReductionFor<T> {
   explicit Reduce(Context& ctx, std::string label = {})
       : Base(ctx, "Reduce<" + detail::TypeLabel<T>() + ">", std::move(label)) {}
   /// Moves the object (not while its network phase is in flight: UsageError).
-  Reduce(Reduce&&) = default;
+  Reduce(Reduce&&) = default;  // NOLINT(performance-noexcept-move-constructor)
 
   /// Arms a new generation to `root` expecting `contributions` on this rank.
   template <class Op>

@@ -70,6 +70,30 @@ TEST(Lifecycle, SecondStartWhileNotDoneIsAnError) {
   TRIBUTARY_EXPECT_ALL(r.val == 3 * Size());
 }
 
+// Moving an object whose network phase is in flight is refused before anything moves: the
+// object stays whole, completes and holds the right result.
+TEST(Lifecycle, MoveInFlightIsRefusedAndLeavesTheObjectWhole) {
+  tributary::Context ctx;
+  tributary::AllReduce<double> r(ctx, "moved");
+  r.val = 1.0;
+  r.StartReduce(tributary::Sum{});
+  const std::string msg =
+      MessageOf<UsageError>([&] { tributary::AllReduce<double> other(std::move(r)); });
+  Wait(r);
+  TRIBUTARY_EXPECT_ALL(Contains(msg, "moved while its network phase is in flight"));
+  TRIBUTARY_EXPECT_ALL(r.val == 1.0 * Size());
+  tributary::AllGather<int> g(ctx, "gathered");
+  g.local = Rank();
+  g.StartReduce();
+  const std::string gmsg =
+      MessageOf<UsageError>([&] { tributary::AllGather<int> other(std::move(g)); });
+  Wait(g);
+  bool ok = static_cast<int>(g.val.size()) == Size();
+  for (int q = 0; ok && q < Size(); ++q) ok = g.val[static_cast<std::size_t>(q)] == q;
+  TRIBUTARY_EXPECT_ALL(Contains(gmsg, "moved while its network phase is in flight"));
+  TRIBUTARY_EXPECT_ALL(ok);
+}
+
 TEST(Lifecycle, ContributionOutOfRangeOrTwiceIsAnError) {
   tributary::Context ctx;
   tributary::AllReduce<int> r(ctx, "n");

@@ -46,6 +46,10 @@ class TypedReduction {
   static constexpr bool kExactCapable = std::is_same_v<E, double> || std::is_same_v<E, float>;
 
  public:
+  TypedReduction& operator=(TypedReduction&&) = delete;
+  TypedReduction(const TypedReduction&) = delete;
+  TypedReduction& operator=(const TypedReduction&) = delete;
+
   /// The value: the input of a hand-wired start and, once complete, the result.
   T val{};
 
@@ -177,8 +181,10 @@ class TypedReduction {
                        "slots; destroy reduction objects before finalising Kokkos");
 #endif
   }
+  // A move in flight throws, by design (the schedule writes into the buffers).
+  // NOLINTNEXTLINE(performance-noexcept-move-constructor,bugprone-exception-escape)
   TypedReduction(TypedReduction&& other)
-      : val(std::move(other.val)),
+      : val(std::move(Movable(other).val)),
         core_(std::move(other.core_)),
         op_(std::move(other.op_)),
         work_(std::move(other.work_)),
@@ -189,15 +195,18 @@ class TypedReduction {
         mode_(other.mode_),
         exact_(other.exact_),
         partials_(std::move(other.partials_)) {
-    if (core_ && core_->NetworkActive())
-      throw UsageError(core_->Where() + ": moved while its network phase is in flight");
     if (core_)
       core_->SetClient(this, &TypedReduction::FinishThunk, &TypedReduction::AbandonThunk,
                        &TypedReduction::ReadyThunk);
   }
-  TypedReduction& operator=(TypedReduction&&) = delete;
-  TypedReduction(const TypedReduction&) = delete;
-  TypedReduction& operator=(const TypedReduction&) = delete;
+
+  // Refuses to move an object whose network phase is in flight, before anything moves: the
+  // object stays whole and usable.
+  static TypedReduction& Movable(TypedReduction& other) {
+    if (other.core_ && other.core_->NetworkActive())
+      throw UsageError(other.core_->Where() + ": moved while its network phase is in flight");
+    return other;
+  }
 
   TaskStatus ContributeExact(int list_index, const ExactSum* partials, std::size_t count) {
     if constexpr (!kExactCapable) {
