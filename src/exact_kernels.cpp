@@ -90,14 +90,16 @@ void Deposit(const double* x, std::size_t n, int first, std::uint32_t* records, 
     std::int64_t lo = std::int64_t(1) << 40, hi = -1;
     bool special = false;
     WidenRange(x[k], &lo, &hi, &special);
-    if (Mode == kCheck && (special || (hi >= 0 && (lo < 32 * first || hi > fit->hi))))
+    if (Mode == kCheck && (special || (hi >= 0 && (lo < std::int64_t{32} * first || hi > fit->hi))))
       fit->fits = false;
     if (Mode == kMeasure) {
       const double a = std::fabs(x[k]);
       seen->special |= special;
       if (!special && a != 0) seen->Add(a, a);
     }
-    const bool inside = !special && (hi < 0 || (lo >= 32 * first && hi < 32 * (first + 3) - 1));
+    const bool inside =
+        !special &&
+        (hi < 0 || (lo >= std::int64_t{32} * first && hi < std::int64_t{32} * (first + 3) - 1));
     WindowWord sum = 0;
     unsigned flags = 0;
     if (inside) DepositShort(&sum, w, x[k], &flags);

@@ -163,7 +163,8 @@ TRIBUTARY_AVX2 void Scan(const double* x, std::size_t n, Extremes* seen) {
   std::size_t k = 0;
   for (; k + 16 <= n; k += 16) {
     for (int j = 0; j < 4; ++j) {
-      const __m256d a = _mm256_and_pd(_mm256_loadu_pd(x + k + 4 * j), magnitude);
+      const __m256d a =
+          _mm256_and_pd(_mm256_loadu_pd(x + k + 4 * static_cast<std::size_t>(j)), magnitude);
       const __m256d finite = _mm256_cmp_pd(a, max, _CMP_LE_OQ);
       bad = _mm256_or_pd(bad, _mm256_cmp_pd(a, max, _CMP_NLE_UQ));
       // Zeros and specials count as +inf for the smallest, as 0 for the largest.

@@ -365,7 +365,7 @@ int SelectionTree::PruneList(const SelectionTree& from, int list, const Selectio
   if (InfoOf(head.pred).fixed) {
     // Fixed for this communicator: the first sibling that matches replaces the level.
     for (int k = 0; k < l.count; ++k) {
-      const Node& n = from.nodes_[static_cast<std::size_t>(l.first + k)];
+      const Node& n = from.nodes_[static_cast<std::size_t>(l.first) + static_cast<std::size_t>(k)];
       if (from.Matches(n, SelectionInput{})) return PruneList(from, n.then, facts, c);
     }
   }
@@ -378,7 +378,7 @@ int SelectionTree::PruneList(const SelectionTree& from, int list, const Selectio
   lists_[static_cast<std::size_t>(index)].count = l.count;
   for (int k = 0; k < l.count; ++k) {
     const int child = PruneList(from, kept[static_cast<std::size_t>(k)].then, facts, c);
-    nodes_[static_cast<std::size_t>(first + k)].then = child;
+    nodes_[static_cast<std::size_t>(first) + static_cast<std::size_t>(k)].then = child;
   }
   return index;
 }
@@ -402,7 +402,7 @@ SelectionChoice SelectionTree::Select(const SelectionInput& in) const {
     if (l.leaf) return l.choice;
     int next = -1;
     for (int k = 0; k < l.count; ++k) {
-      const Node& n = nodes_[static_cast<std::size_t>(l.first + k)];
+      const Node& n = nodes_[static_cast<std::size_t>(l.first) + static_cast<std::size_t>(k)];
       if (Matches(n, in)) {
         next = n.then;
         break;
@@ -456,7 +456,7 @@ std::string SelectionTree::ToJson(int indent) const {
     }
     Json arr = Json::array();
     for (int k = 0; k < l.count; ++k) {
-      const Node& n = nodes_[static_cast<std::size_t>(l.first + k)];
+      const Node& n = nodes_[static_cast<std::size_t>(l.first) + static_cast<std::size_t>(k)];
       Json node;
       node[InfoOf(n.pred).key] = value(n);
       node["then"] = list(n.then);

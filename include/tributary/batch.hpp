@@ -84,9 +84,10 @@ class BatchMember final : public detail::BatchMemberBase {
 
   /// Made by Batch::Add.
   template <class Op>
-  BatchMember(Batch& batch, const Op& op, std::string name, Determinism mode) : batch_(&batch) {
+  BatchMember(Batch& batch, const Op& op, const std::string& name, Determinism mode)
+      : batch_(&batch) {
     detail::SetOperator<E>(op_, op);
-    label = std::move(name);
+    label = name;
     exact_ = detail::UsesExactSum<E, Op>(mode, detail::TypeName<E>::Get());
     stateless = std::is_empty_v<Op> || exact_;
   }

@@ -51,12 +51,9 @@ void KnomialSchedule::Start() {
   // A commutative reduce is rooted at its root; otherwise the tree is rooted at rank 0, so
   // that subtrees are rank ranges combined in rank order (and a root other than 0 gets the
   // result forwarded). A broadcast alone starts at the root.
-  if (!(phases_ & kReduce))
-    base_ = args_.root;
-  else if (args_.collective == Collective::reduce && args_.payload.commutative)
-    base_ = args_.root;
-  else
-    base_ = 0;
+  const bool at_root =
+      !(phases_ & kReduce) || (args_.collective == Collective::reduce && args_.payload.commutative);
+  base_ = at_root ? args_.root : 0;
   if (base_ != tree_base_ || radix_ != tree_radix_) {
     tree_ = KnomialTree(rank_, size_, radix_, base_);
     tree_base_ = base_;

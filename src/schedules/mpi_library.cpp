@@ -7,10 +7,9 @@ namespace tributary::detail {
 
 MpiLibrarySchedule::MpiLibrarySchedule(const ScheduleArgs& args) : args_(args) {}
 
-MpiLibrarySchedule::~MpiLibrarySchedule() {
-  // A collective request cannot be cancelled; the reduction layer never destroys a
-  // schedule in flight (it reports that through the Context's error handler instead).
-}
+// A collective request cannot be cancelled; the reduction layer never destroys a schedule
+// in flight (it reports that through the Context's error handler instead).
+MpiLibrarySchedule::~MpiLibrarySchedule() = default;
 
 void MpiLibrarySchedule::Start() {
   const auto& p = args_.payload;

@@ -71,11 +71,9 @@ bool ReduceScatterGatherSchedule::Progress() {
         }
         continue;
       case Step::gather:
-        if (!collects_) {
-          step_ = Step::done;
-        } else if (!rounds_.empty()) {
+        if (collects_ && !rounds_.empty()) {
           PostGatherToRoot();
-        } else if (rank_ != args_.root) {  // the root folded in: hand it the result
+        } else if (collects_ && rank_ != args_.root) {  // the root folded in: hand it the result
           PostSend(Data(), Bytes(count), args_.root, 3);
           step_ = Step::fold_out;
         } else {

@@ -56,7 +56,8 @@ void Print(const tributary::SelectionFacts& f, const std::string& which,
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Every exception ends here, the option parser's included: a message and exit code 1.
+int main(int argc, char** argv) try {
   CLI::App app{"Prints Tributary's selection tree pruned for a communicator, per collective."};
   std::string file, which = "all";
   tributary::SelectionFacts facts;
@@ -151,4 +152,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "%s: %s\n", "tributary-selection", e.what());
+  return 1;
+} catch (...) {
+  std::fprintf(stderr, "tributary-selection: an unknown exception\n");
+  return 1;
 }

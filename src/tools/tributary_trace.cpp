@@ -34,6 +34,9 @@ using nlohmann::json;
 
 constexpr long kObjectLane = 1000000;  // src/trace.cpp: lanes from here on are objects
 
+// nlohmann::json members, whose destructor does not throw, make the analysis assume that
+// the implicit members may.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct RankFile {
   std::string path;
   json doc;
@@ -90,7 +93,8 @@ std::string Escape(const std::string& text) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// Every exception ends here, the option parser's included: a message and exit code 1.
+int main(int argc, char** argv) try {
   CLI::App app{
       "Merges the per-rank timelines of a traced Tributary run (TRIBUTARY_TRACE=<prefix>) "
       "into OUT.json (Perfetto, chrome://tracing) and draws OUT.png with gnuplot."};
@@ -251,4 +255,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "%s: %s\n", "tributary-trace", e.what());
+  return 1;
+} catch (...) {
+  std::fprintf(stderr, "tributary-trace: an unknown exception\n");
+  return 1;
 }

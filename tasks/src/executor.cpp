@@ -47,7 +47,7 @@ void TaskEngine::Fail(const std::string& label, int list, const std::string& mes
     report_.label = label;
     report_.list = list;
     report_.message = message;
-    error_ = error;
+    error_ = std::move(error);
   }
   stop_.store(true, std::memory_order_release);
 }
@@ -398,7 +398,7 @@ void TaskEngine::FinishWatchdog() {
 
 }  // namespace detail
 
-Executor::Executor(ExecutorOptions options) : options_(options) {}
+Executor::Executor(ExecutorOptions options) : options_(std::move(options)) {}
 Executor::~Executor() = default;
 
 int Executor::AddProgressHook(std::function<void()> hook) {
@@ -440,7 +440,7 @@ void SerialExecutor::RunLists(detail::TaskEngine& engine) {
 }
 
 ThreadedExecutor::ThreadedExecutor(int threads, bool bind, ExecutorOptions options)
-    : Executor(options), threads_(std::max(1, threads)), bind_(bind) {}
+    : Executor(std::move(options)), threads_(std::max(1, threads)), bind_(bind) {}
 
 namespace {
 void BindToCore(int worker) {

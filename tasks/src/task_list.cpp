@@ -29,7 +29,7 @@ void TaskList::CheckDependency(const TaskID& dependency) const {
         "on tasks of its own list (use AddRegionalDependencies across lists)");
 }
 
-TaskID TaskList::AddTaskImpl(TaskID dependency, std::string label, Body body) {
+TaskID TaskList::AddTaskImpl(const TaskID& dependency, std::string label, Body body) {
   CheckDependency(dependency);
   auto node = std::make_unique<detail::TaskNode>();
   const int id = static_cast<int>(tasks_.size());
@@ -40,7 +40,7 @@ TaskID TaskList::AddTaskImpl(TaskID dependency, std::string label, Body body) {
   return TaskID(this, id);
 }
 
-std::pair<TaskList&, TaskID> TaskList::AddSublist(TaskID dependency, IterationLimits limits,
+std::pair<TaskList&, TaskID> TaskList::AddSublist(const TaskID& dependency, IterationLimits limits,
                                                   std::string label) {
   CheckDependency(dependency);
   if (limits.min < 0 || limits.max < 1 || limits.max < limits.min)

@@ -57,7 +57,7 @@ class ExactEncoding final : public WindowCodec {
 
  public:
   ExactEncoding() = default;
-  ExactEncoding(ExactEncoding&&) = default;
+  ExactEncoding(ExactEncoding&&) noexcept = default;
 
   /// Refills this generation's terms (ExactTerms) for `count` elements.
   ExactTerms<E>& Begin(std::size_t count) {

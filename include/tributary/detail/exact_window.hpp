@@ -75,8 +75,8 @@ inline void WidenRange(const ExactSum& s, std::int64_t* lo, std::int64_t* hi,
   while (low < ExactSum::kDigits && d[low] == 0) ++low;
   if (low == ExactSum::kDigits) return;
   while (d[high] == 0) --high;
-  *lo = std::min<std::int64_t>(*lo, 32 * low);
-  *hi = std::max<std::int64_t>(*hi, 32 * high + 31);
+  *lo = std::min<std::int64_t>(*lo, std::int64_t{32} * low);
+  *hi = std::max<std::int64_t>(*hi, std::int64_t{32} * high + 31);
 }
 
 /// Adds a double to window digits `acc` (w.digits words, carried later by StoreWindow).
@@ -216,7 +216,7 @@ void ShortCombine(const void*, const void* in, void* inout, std::size_t count) n
       y += x;
       std::memcpy(b, &y, 8);
       if constexpr (D > 2) {
-        constexpr std::size_t rest = 4 * (D - 2);
+        constexpr std::size_t rest = 4 * static_cast<std::size_t>(D - 2);
         std::uint64_t xh = 0, yh = 0;
         std::memcpy(&xh, a + 8, rest);
         std::memcpy(&yh, b + 8, rest);
@@ -225,7 +225,7 @@ void ShortCombine(const void*, const void* in, void* inout, std::size_t count) n
       }
     }
     if constexpr (Form::kFlags) {
-      constexpr std::size_t f = 4 * D;
+      constexpr std::size_t f = 4 * static_cast<std::size_t>(D);
       std::uint32_t fa, fb;
       std::memcpy(&fa, a + f, 4);
       std::memcpy(&fb, b + f, 4);

@@ -37,7 +37,7 @@ class ListPartials {
   static constexpr std::uint8_t kHost = 1, kExact = 2, kDevice = 3;
 
   ListPartials() = default;
-  ListPartials(ListPartials&& other)
+  ListPartials(ListPartials&& other) noexcept
       : core_(other.core_),
         member_(other.member_),
         slots_(std::move(other.slots_)),

@@ -81,7 +81,7 @@ class Executor {
 class SerialExecutor final : public Executor {
  public:
   /// A serial executor with `options`.
-  explicit SerialExecutor(ExecutorOptions options = {}) : Executor(options) {}
+  explicit SerialExecutor(ExecutorOptions options = {}) : Executor(std::move(options)) {}
 
  protected:
   void RunLists(detail::TaskEngine& engine) override;

@@ -66,16 +66,15 @@ class TaskList {
   /// object, a pointer or std::ref). Returns the new task's id.
   template <class F, class... Args,
             class = std::enable_if_t<!std::is_convertible_v<F, std::string_view>>>
-  TaskID AddTask(TaskID dependency, F&& f, Args&&... args) {
-    return AddTaskImpl(std::move(dependency), std::string(),
+  TaskID AddTask(const TaskID& dependency, F&& f, Args&&... args) {
+    return AddTaskImpl(dependency, std::string(),
                        Bind(std::forward<F>(f), std::forward<Args>(args)...));
   }
 
   /// As above, with a label used in reports, the watchdog and the GraphViz dump.
   template <class F, class... Args>
-  TaskID AddTask(TaskID dependency, std::string label, F&& f, Args&&... args) {
-    return AddTaskImpl(std::move(dependency), std::move(label),
-                       Bind(std::forward<F>(f), std::forward<Args>(args)...));
+  TaskID AddTask(const TaskID& dependency, const std::string& label, F&& f, Args&&... args) {
+    return AddTaskImpl(dependency, label, Bind(std::forward<F>(f), std::forward<Args>(args)...));
   }
 
   /// Adds a task that calls the member function `f` of `*object` with `args`, where `f`
@@ -85,18 +84,16 @@ class TaskList {
   /// argument types and returns TaskStatus. A member pointer that names one function
   /// (`&AllReduce<double>::CheckReduce`) works with the overloads above as well.
   template <class Object, class... Args>
-  TaskID AddTask(TaskID dependency, detail::MemberTask<Object, Args...> f, Object* object,
+  TaskID AddTask(const TaskID& dependency, detail::MemberTask<Object, Args...> f, Object* object,
                  Args&&... args) {
-    return AddTaskImpl(std::move(dependency), std::string(),
-                       Bind(f, object, std::forward<Args>(args)...));
+    return AddTaskImpl(dependency, std::string(), Bind(f, object, std::forward<Args>(args)...));
   }
 
   /// As above, with a label.
   template <class Object, class... Args>
-  TaskID AddTask(TaskID dependency, std::string label, detail::MemberTask<Object, Args...> f,
-                 Object* object, Args&&... args) {
-    return AddTaskImpl(std::move(dependency), std::move(label),
-                       Bind(f, object, std::forward<Args>(args)...));
+  TaskID AddTask(const TaskID& dependency, const std::string& label,
+                 detail::MemberTask<Object, Args...> f, Object* object, Args&&... args) {
+    return AddTaskImpl(dependency, label, Bind(f, object, std::forward<Args>(args)...));
   }
 
   /// Adds an iterative sublist that starts once `dependency` has completed. Its tasks run
@@ -105,7 +102,7 @@ class TaskList {
   /// completes otherwise. Reaching `limits.max` while a task still asks to iterate is never
   /// silent (see OnMaxIterations). Returns the sublist (add its tasks to it) and the id of
   /// the sublist as one task of this list.
-  std::pair<TaskList&, TaskID> AddSublist(TaskID dependency, IterationLimits limits,
+  std::pair<TaskList&, TaskID> AddSublist(const TaskID& dependency, IterationLimits limits,
                                           std::string label = {});
 
   /// Number of tasks added directly to this list (a sublist counts as one).
@@ -132,7 +129,7 @@ class TaskList {
           tup);
     };
   }
-  TaskID AddTaskImpl(TaskID dependency, std::string label, Body body);
+  TaskID AddTaskImpl(const TaskID& dependency, std::string label, Body body);
   void CheckDependency(const TaskID& dependency) const;
 
   std::vector<std::unique_ptr<detail::TaskNode>> tasks_;
