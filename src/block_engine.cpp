@@ -60,7 +60,7 @@ struct BlockEngine::Impl {
         name(std::move(n)),
         rank(c.Rank()),
         calls(partners->Calls()),
-        transport(c) {}
+        transport(c, name) {}
 
   // Message buffers keep their capacity from call to call: a large message allocated fresh
   // every round costs page faults for every page, each time (memory returned to the

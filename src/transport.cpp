@@ -6,7 +6,10 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "tributary/errors.hpp"
 
@@ -29,7 +32,8 @@ struct Transport::Impl {
 #endif
 };
 
-Transport::Transport(Context& ctx) : impl_(std::make_unique<Impl>()) {
+Transport::Transport(Context& ctx, std::string owner)
+    : impl_(std::make_unique<Impl>()), ctx_(&ctx), owner_(std::move(owner)) {
   rank_ = ctx.Rank();
   size_ = ctx.Size();
 #if TRIBUTARY_HAVE_MPI
@@ -42,13 +46,31 @@ Transport::~Transport() {
 #if TRIBUTARY_HAVE_MPI
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) {
-    for (MPI_Request& r : impl_->requests) {
-      MPI_Cancel(&r);
-      MPI_Request_free(&r);
+  if (finalized) return;
+  SendsDone();  // those that completed meanwhile free their buffers
+  if (!impl_->requests.empty()) {
+    // The MPI library cannot be made to let go of a send it has started (Open MPI does not
+    // cancel sends), and a large one reads its buffer when the receiver takes it, which
+    // may be long after this: freeing the buffer here would let MPI read freed memory.
+    // The sends go on without an owner and their buffers are kept for the life of the
+    // process.
+    const std::size_t n = impl_->requests.size();
+    static std::mutex kept_mutex;
+    static auto* kept = new std::vector<std::vector<char>>;  // never freed: MPI may read them
+    {
+      std::lock_guard<std::mutex> lock(kept_mutex);
+      for (std::size_t i = 0; i < n; ++i) {
+        MPI_Request_free(&impl_->requests[i]);
+        kept->push_back(std::move(impl_->buffers[i]));
+      }
     }
-    if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
+    ctx_->HandleError((owner_.empty() ? std::string("tributary: an object") : owner_) + ", rank " +
+                      std::to_string(rank_) + ": destroyed while " + std::to_string(n) +
+                      " message(s) to other ranks are in flight; run it to completion before "
+                      "destroying it (their buffers are kept: the MPI library may still read "
+                      "them)");
   }
+  if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
 #endif
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "tributary/config.hpp"
@@ -19,7 +20,11 @@ namespace tributary::detail {
 /// Used by the keyed collectives and the block patterns.
 class Transport {
  public:
-  explicit Transport(Context& ctx);
+  /// `owner` names the object in the error of a destruction with sends in flight.
+  explicit Transport(Context& ctx, std::string owner = {});
+  /// Sends still in flight (a large one completes only when its receiver takes it) keep
+  /// their buffers, which the MPI library may still read: they are never freed, and the
+  /// destruction is reported through the Context's error handler, naming the owner.
   ~Transport();
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
@@ -39,6 +44,8 @@ class Transport {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  Context* ctx_;
+  std::string owner_;
   int rank_ = 0, size_ = 1;
   std::uint64_t remote_ = 0;
 };
