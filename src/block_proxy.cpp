@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "tributary/detail/block_all_to_all.hpp"
 #include "tributary/detail/block_engine.hpp"
 #include "tributary/errors.hpp"
 
@@ -13,6 +14,10 @@ namespace tributary {
 
 void BlockWriter::Write(const void* data, std::size_t bytes) {
   const auto* p = static_cast<const char*>(data);
+  if (frame_) {
+    detail::WriteRecord(*frame_, p, bytes);
+    return;
+  }
   bytes_->insert(bytes_->end(), p, p + bytes);
 }
 
@@ -34,6 +39,8 @@ std::string BlockProxy::Where() const {
 }
 
 BlockWriter BlockProxy::Outgoing(int to) {
+  if (frames_ && to >= 0 && static_cast<std::size_t>(to) < out_.size())
+    return BlockWriter(frames_[to]);  // an all-to-all's first call: every gid is a target
   if (std::find(out_.begin(), out_.end(), to) == out_.end()) {
     std::string link;
     for (int g : out_) link += " " + std::to_string(g);
@@ -41,7 +48,9 @@ BlockWriter BlockProxy::Outgoing(int to) {
                      ", which is not a partner in this round (out-link:" +
                      (link.empty() ? std::string(" none") : link) + ")");
   }
-  return BlockWriter(outgoing_[to]);
+  std::vector<char>& bytes = outgoing_[to];
+  if (bytes.size() < prefix_) bytes.resize(prefix_);
+  return BlockWriter(bytes);
 }
 
 BlockReader BlockProxy::Incoming(int from) {
@@ -49,14 +58,13 @@ BlockReader BlockProxy::Incoming(int from) {
   if (it == incoming_.end())
     throw UsageError(Where() + ": dequeue from block " + std::to_string(from) +
                      ", which is not in the in-link");
-  return BlockReader(*this, from, it->second.data(), it->second.size(), read_[from]);
+  In& in = it->second;
+  return BlockReader(*this, from, in.data, in.size, in.read);
 }
 
 std::size_t BlockProxy::Remaining(int from) const {
   auto it = incoming_.find(from);
-  if (it == incoming_.end()) return 0;
-  auto r = read_.find(from);
-  return it->second.size() - (r == read_.end() ? 0 : r->second);
+  return it == incoming_.end() ? 0 : it->second.size - it->second.read;
 }
 
 }  // namespace tributary

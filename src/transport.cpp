@@ -3,11 +3,13 @@
 // memory.
 #include "tributary/detail/transport.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -16,19 +18,44 @@
 namespace tributary::detail {
 
 namespace {
-constexpr std::size_t kMaxSpare = 64;  // send buffers kept for reuse
+constexpr std::size_t kPoolLimit = 256;  // buffers kept for reuse
+
+bool ByCapacity(const std::vector<char>& a, const std::vector<char>& b) {
+  return a.capacity() < b.capacity();
+}
 }  // namespace
 
+std::vector<char> BufferPool::Take(std::size_t bytes) {
+  auto it =
+      std::lower_bound(kept_.begin(), kept_.end(), bytes,
+                       [](const std::vector<char>& v, std::size_t n) { return v.capacity() < n; });
+  if (it == kept_.end()) {
+    std::vector<char> fresh;
+    fresh.reserve(bytes);
+    return fresh;
+  }
+  std::vector<char> v = std::move(*it);
+  kept_.erase(it);
+  return v;
+}
+
+void BufferPool::Give(std::vector<char>&& buffer) {
+  if (buffer.capacity() == 0) return;
+  if (kept_.size() >= limit_) {
+    if (kept_.front().capacity() >= buffer.capacity()) return;
+    kept_.erase(kept_.begin());  // the smallest makes room: large ones cost the most to fault in
+  }
+  kept_.insert(std::upper_bound(kept_.begin(), kept_.end(), buffer, ByCapacity), std::move(buffer));
+}
+
 struct Transport::Impl {
-  std::deque<std::vector<char>> self;
+  std::deque<std::vector<char>> self;  // whole wires, the message at kPrefix
+  BufferPool pool{kPoolLimit};
 #if TRIBUTARY_HAVE_MPI
   MPI_Comm comm = MPI_COMM_NULL;
   std::uint64_t nonce = 0;  // the same on every rank; messages without it are dropped
   std::vector<MPI_Request> requests;
   std::vector<std::vector<char>> buffers;  // alive until their request completes
-  // Buffers of completed sends, reused with their capacity: a large buffer allocated
-  // fresh for every message is faulted in page by page every time.
-  std::vector<std::vector<char>> spare;
 #endif
 };
 
@@ -76,26 +103,23 @@ Transport::~Transport() {
 
 void Transport::Send(int rank, const void* head, std::size_t head_bytes, const void* body,
                      std::size_t body_bytes) {
-  // One buffer, filled once: [nonce (to other ranks)] head body.
-  const std::size_t prefix = rank == rank_ ? 0 : sizeof(std::uint64_t);
-  std::vector<char> wire;
-#if TRIBUTARY_HAVE_MPI
-  if (prefix && !impl_->spare.empty()) {
-    wire = std::move(impl_->spare.back());
-    impl_->spare.pop_back();
-  }
-#endif
-  wire.resize(prefix + head_bytes + body_bytes);
-#if TRIBUTARY_HAVE_MPI
-  if (prefix) std::memcpy(wire.data(), &impl_->nonce, prefix);
-#endif
-  if (head_bytes) std::memcpy(wire.data() + prefix, head, head_bytes);
-  if (body_bytes) std::memcpy(wire.data() + prefix + head_bytes, body, body_bytes);
+  // One buffer, filled once: [nonce] head body.
+  std::vector<char> wire = impl_->pool.Take(kPrefix + head_bytes + body_bytes);
+  wire.resize(kPrefix + head_bytes + body_bytes);
+  if (head_bytes) std::memcpy(wire.data() + kPrefix, head, head_bytes);
+  if (body_bytes) std::memcpy(wire.data() + kPrefix + head_bytes, body, body_bytes);
+  SendBuffer(rank, std::move(wire));
+}
+
+void Transport::SendBuffer(int rank, std::vector<char>&& wire) {
+  if (wire.size() < kPrefix)
+    throw std::logic_error("Transport::SendBuffer: no room for the prefix");
   if (rank == rank_) {
     impl_->self.push_back(std::move(wire));
     return;
   }
 #if TRIBUTARY_HAVE_MPI
+  std::memcpy(wire.data(), &impl_->nonce, kPrefix);
   impl_->buffers.push_back(std::move(wire));
   impl_->requests.push_back(MPI_REQUEST_NULL);
   const std::vector<char>& w = impl_->buffers.back();
@@ -107,8 +131,16 @@ void Transport::Send(int rank, const void* head, std::size_t head_bytes, const v
 }
 
 bool Transport::Receive(std::vector<char>& bytes) {
+  std::vector<char> wire;
+  if (!ReceiveBuffer(wire)) return false;
+  bytes.assign(wire.begin() + kPrefix, wire.end());
+  impl_->pool.Give(std::move(wire));
+  return true;
+}
+
+bool Transport::ReceiveBuffer(std::vector<char>& wire) {
   if (!impl_->self.empty()) {
-    bytes = std::move(impl_->self.front());
+    wire = std::move(impl_->self.front());
     impl_->self.pop_front();
     return true;
   }
@@ -123,27 +155,30 @@ bool Transport::Receive(std::vector<char>& bytes) {
     if (!flag) return false;
     int n = 0;
     MPI_Get_count(&status, MPI_BYTE, &n);
-    bytes.resize(static_cast<std::size_t>(n));
-    MPI_Recv(bytes.data(), n, MPI_BYTE, status.MPI_SOURCE, 0, impl_->comm, MPI_STATUS_IGNORE);
+    wire = impl_->pool.Take(static_cast<std::size_t>(n));
+    wire.resize(static_cast<std::size_t>(n));
+    MPI_Recv(wire.data(), n, MPI_BYTE, status.MPI_SOURCE, 0, impl_->comm, MPI_STATUS_IGNORE);
 #else
     MPI_Message msg;
     MPI_Improbe(MPI_ANY_SOURCE, 0, impl_->comm, &flag, &msg, &status);
     if (!flag) return false;
     int n = 0;
     MPI_Get_count(&status, MPI_BYTE, &n);
-    bytes.resize(static_cast<std::size_t>(n));
-    MPI_Mrecv(bytes.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    wire = impl_->pool.Take(static_cast<std::size_t>(n));
+    wire.resize(static_cast<std::size_t>(n));
+    MPI_Mrecv(wire.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
 #endif
     std::uint64_t nonce = 0;
-    if (bytes.size() >= sizeof nonce) std::memcpy(&nonce, bytes.data(), sizeof nonce);
-    if (nonce != impl_->nonce) continue;  // left over from a freed communicator the library reused
-    bytes.erase(bytes.begin(), bytes.begin() + sizeof nonce);
-    return true;
+    if (wire.size() >= kPrefix) std::memcpy(&nonce, wire.data(), kPrefix);
+    if (wire.size() >= kPrefix && nonce == impl_->nonce) return true;
+    impl_->pool.Give(std::move(wire));  // left over from a freed communicator the library reused
   }
 #else
   return false;
 #endif
 }
+
+BufferPool& Transport::Pool() noexcept { return impl_->pool; }
 
 #if TRIBUTARY_HAVE_MPI
 std::uint64_t AgreedNonce(MPI_Comm comm) {
@@ -180,7 +215,7 @@ bool Transport::SendsDone() {
     if (done) {
       reqs[i] = reqs.back();
       reqs.pop_back();
-      if (impl_->spare.size() < kMaxSpare) impl_->spare.push_back(std::move(impl_->buffers[i]));
+      impl_->pool.Give(std::move(impl_->buffers[i]));
       impl_->buffers[i] = std::move(impl_->buffers.back());
       impl_->buffers.pop_back();
     } else {

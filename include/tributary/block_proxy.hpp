@@ -15,6 +15,7 @@ namespace tributary {
 namespace detail {
 class BlockEngine;
 class AllToAllAdapter;
+struct RecordFrame;
 }  // namespace detail
 
 /// What a block's callback sees in one call: its links and its messages. A value travels
@@ -73,13 +74,24 @@ class BlockProxy {
 
   std::string Where() const;
 
+  // A message that arrived: `size` bytes at `data`, which point into `bytes` or into
+  // memory the engine keeps alive for the call (an all-to-all's bundle).
+  struct In {
+    std::vector<char> bytes;
+    const char* data = nullptr;
+    std::size_t size = 0;
+    std::size_t read = 0;
+  };
+
   int gid_ = 0;
   int call_ = 0;
   const detail::BlockEngine* engine_ = nullptr;  // names the object in errors
   std::vector<int> in_, out_;
-  std::map<int, std::vector<char>> incoming_;
-  std::map<int, std::size_t> read_;
+  std::map<int, In> incoming_;
+  // The messages this call sends, each after `prefix_` bytes that the engine fills.
   std::map<int, std::vector<char>> outgoing_;
+  std::size_t prefix_ = 0;
+  detail::RecordFrame* frames_ = nullptr;  // by gid: writes go into all-to-all records
 };
 
 }  // namespace tributary

@@ -17,6 +17,10 @@ namespace tributary {
 
 class BlockProxy;
 
+namespace detail {
+struct RecordFrame;
+}  // namespace detail
+
 /// The bytes of one outgoing message; a user's Save writes into it.
 class BlockWriter {
  public:
@@ -29,7 +33,9 @@ class BlockWriter {
  private:
   friend class BlockProxy;
   explicit BlockWriter(std::vector<char>& bytes) : bytes_(&bytes) {}
-  std::vector<char>* bytes_;
+  explicit BlockWriter(detail::RecordFrame& frame) : frame_(&frame) {}
+  std::vector<char>* bytes_ = nullptr;
+  detail::RecordFrame* frame_ = nullptr;  // writes go into a record of an all-to-all bundle
 };
 
 /// The bytes of one incoming message, read in the order they were written; a user's Load

@@ -253,6 +253,62 @@ TEST(BlockMessages, PointerAndCountTravelWithoutAVector) {
   }
 }
 
+// Messages of very different sizes from one call to the blocks of one rank: small ones
+// travel together, large ones alone; each arrives whole, in the order it was written. An
+// all-to-all sent directly and routed, blocks spread over the ranks.
+TEST(BlockMessages, SmallAndLargeMessagesToOneRankArriveWhole) {
+  tributary::Context ctx;
+  const BlockGrid grid = BlockGrid::Regular(8, 1, Size());
+  const auto length = [](int from, int to) -> std::size_t {
+    switch ((from + 2 * to) % 4) {
+      case 0:
+        return 0;
+      case 1:
+        return 3;
+      case 2:
+        return 1500;  // 12 KB
+      default:
+        return 5000;  // 40 KB
+    }
+  };
+  const auto value = [](int from, int to, std::size_t i) {
+    return static_cast<double>(from * 1000003 + to * 1009 + static_cast<int>(i));
+  };
+  for (int radix : {8, 2}) {
+    bool ok = true;
+    int received = 0;
+    tributary::BlockAllToAll<PlainBlock> a2a(ctx, grid,
+                                             [&](PlainBlock& b, BlockProxy& rp) {
+                                               if (rp.InLink().empty()) {
+                                                 for (int to : rp.OutLink()) {
+                                                   std::vector<double> v(length(b.gid, to));
+                                                   for (std::size_t i = 0; i < v.size(); ++i)
+                                                     v[i] = value(b.gid, to, i);
+                                                   if (!v.empty())
+                                                     rp.Enqueue(to, v.data(), v.size());
+                                                 }
+                                                 return;
+                                               }
+                                               for (int from : rp.InLink()) {
+                                                 const std::size_t n = length(from, b.gid);
+                                                 ok =
+                                                     ok && rp.Remaining(from) == n * sizeof(double);
+                                                 std::vector<double> v(n);
+                                                 if (n) rp.Dequeue(from, v.data(), n);
+                                                 for (std::size_t i = 0; i < n; ++i)
+                                                   ok = ok && v[i] == value(from, b.gid, i);
+                                                 ++received;
+                                               }
+                                             },
+                                             {radix});
+    std::vector<PlainBlock> mine;
+    for (int g : grid.LocalBlocks(Rank())) mine.push_back(PlainBlock{g, {}, {0}});
+    RunShuffled(ctx, a2a, mine, 7u + static_cast<unsigned>(Rank()));
+    EXPECT_TRUE(ok) << "radix " << radix;
+    EXPECT_EQ(received, 8 * static_cast<int>(mine.size())) << "radix " << radix;
+  }
+}
+
 // Dequeueing a vector from a message that holds something else reports the shortfall,
 // naming the block, round, generation and rank, instead of allocating the count it read.
 TEST(BlockMessages, AWrongDequeueIsAClearError) {
