@@ -20,32 +20,49 @@ namespace tributary::detail {
 namespace {
 constexpr std::size_t kPoolLimit = 256;  // buffers kept for reuse
 
-bool ByCapacity(const std::vector<char>& a, const std::vector<char>& b) {
-  return a.capacity() < b.capacity();
+int ClassOf(std::size_t capacity) {
+  int c = 0;
+  while (capacity >>= 1) ++c;
+  return c;
 }
 }  // namespace
 
 std::vector<char> BufferPool::Take(std::size_t bytes) {
-  auto it =
-      std::lower_bound(kept_.begin(), kept_.end(), bytes,
-                       [](const std::vector<char>& v, std::size_t n) { return v.capacity() < n; });
-  if (it == kept_.end()) {
-    std::vector<char> fresh;
-    fresh.reserve(bytes);
-    return fresh;
-  }
-  std::vector<char> v = std::move(*it);
-  kept_.erase(it);
-  return v;
+  const int first = ClassOf(bytes);
+  auto& same = kept_[first];  // capacities from half of `bytes` up: look at the latest few
+  for (std::size_t i = same.size(), seen = 0; i-- > 0 && seen < 4; ++seen)
+    if (same[i].capacity() >= bytes) {
+      std::vector<char> v = std::move(same[i]);
+      same[i] = std::move(same.back());
+      same.pop_back();
+      --count_;
+      return v;
+    }
+  for (int c = first + 1; c < kClasses; ++c)
+    if (!kept_[c].empty()) {
+      std::vector<char> v = std::move(kept_[c].back());
+      kept_[c].pop_back();
+      --count_;
+      return v;
+    }
+  std::vector<char> fresh;
+  fresh.reserve(bytes);
+  return fresh;
 }
 
 void BufferPool::Give(std::vector<char>&& buffer) {
   if (buffer.capacity() == 0) return;
-  if (kept_.size() >= limit_) {
-    if (kept_.front().capacity() >= buffer.capacity()) return;
-    kept_.erase(kept_.begin());  // the smallest makes room: large ones cost the most to fault in
+  const int c = ClassOf(buffer.capacity());
+  if (count_ >= limit_) {
+    // The smallest makes room: large buffers cost the most to fault in again.
+    int smallest = 0;
+    while (smallest < c && kept_[smallest].empty()) ++smallest;
+    if (smallest >= c) return;
+    kept_[smallest].pop_back();
+    --count_;
   }
-  kept_.insert(std::upper_bound(kept_.begin(), kept_.end(), buffer, ByCapacity), std::move(buffer));
+  kept_[c].push_back(std::move(buffer));
+  ++count_;
 }
 
 struct Transport::Impl {

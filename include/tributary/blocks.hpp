@@ -114,7 +114,8 @@ class BlockReduction {
   const BlockPartners& Partners() const noexcept { return engine_.Partners(); }
   /// This rank's gids, ascending.
   const std::vector<int>& LocalBlocks() const noexcept { return engine_.Local(); }
-  /// Messages this rank has sent to other ranks since the object was made.
+  /// MPI messages this rank has sent to other ranks since the object was made (small
+  /// messages of one call to the blocks of one rank travel as one).
   std::uint64_t RemoteMessages() const noexcept { return engine_.RemoteMessages(); }
 
  private:
@@ -162,7 +163,8 @@ class BlockAllToAll {
   int Calls() const noexcept { return engine_.Calls(); }
   /// This rank's gids, ascending.
   const std::vector<int>& LocalBlocks() const noexcept { return engine_.Local(); }
-  /// Messages this rank has sent to other ranks since the object was made.
+  /// MPI messages this rank has sent to other ranks since the object was made (small
+  /// messages of one call to the blocks of one rank travel as one).
   std::uint64_t RemoteMessages() const noexcept { return engine_.RemoteMessages(); }
 
  private:

@@ -19,16 +19,17 @@ namespace tributary::detail {
 class BufferPool {
  public:
   explicit BufferPool(std::size_t limit) : limit_(limit) {}
-  /// A buffer whose capacity holds `bytes`: the smallest kept one that does, else a new one;
-  /// its contents and size are unspecified (what it held last: resizing it up to that size
-  /// writes nothing).
+  /// A buffer whose capacity holds `bytes`: a kept one less than twice as large when there
+  /// is one, else the smallest larger one, else a new one; its contents and size are
+  /// unspecified (what it held last: resizing it up to that size writes nothing).
   std::vector<char> Take(std::size_t bytes);
   /// Keeps `buffer` for a later Take (dropped when the pool is full of larger ones).
   void Give(std::vector<char>&& buffer);
 
  private:
-  std::vector<std::vector<char>> kept_;  // ascending capacity
-  std::size_t limit_;
+  static constexpr int kClasses = 64;  // class c: capacities in [2^c, 2^(c+1))
+  std::vector<std::vector<char>> kept_[kClasses];
+  std::size_t limit_, count_ = 0;
 };
 
 /// Byte messages between the ranks of a Context on a communicator of the object's own
