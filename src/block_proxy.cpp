@@ -3,6 +3,7 @@
 #include "tributary/block_proxy.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -25,6 +26,20 @@ void BlockReader::Read(void* data, std::size_t bytes) {
   if (size_ - *pos_ < bytes) Short(bytes);
   if (bytes) std::memcpy(data, data_ + *pos_, bytes);
   *pos_ += bytes;
+}
+
+const char* BlockReader::ReadInPlace(std::size_t bytes, std::size_t align) {
+  if (size_ - *pos_ < bytes) Short(bytes);
+  const char* p = data_ + *pos_;
+  if (align > 1 && reinterpret_cast<std::uintptr_t>(p) % align != 0) Misaligned(align);
+  *pos_ += bytes;
+  return p;
+}
+
+void BlockReader::Misaligned(std::size_t align) const {
+  throw UsageError(proxy_->Where() + ": dequeue in place from block " + std::to_string(from_) +
+                   ": the values are not aligned to " + std::to_string(align) +
+                   " bytes in the message; dequeue them into memory of your own");
 }
 
 void BlockReader::Short(std::size_t bytes) const {

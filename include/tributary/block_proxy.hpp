@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +60,20 @@ class BlockProxy {
   void Dequeue(int from, T* values, std::size_t count) {
     BlockReader in = Incoming(from);
     detail::LoadElements(in, values, count);
+  }
+  /// The next `count` values from block `from` where they lie in its message, without
+  /// copying them: valid until the callback returns. For types that travel as their bytes
+  /// (read what Enqueue(to, values, count) wrote); UsageError when fewer are left, or when
+  /// they are not aligned for T in the message (values of another type before them).
+  template <class T>
+  const T* DequeueInPlace(int from, std::size_t count) {
+    static_assert(detail::kBytewise<T>,
+                  "DequeueInPlace reads values that travel as their bytes; use Dequeue");
+    BlockReader in = Incoming(from);
+    const std::size_t bytes = count > std::numeric_limits<std::size_t>::max() / sizeof(T)
+                                  ? std::numeric_limits<std::size_t>::max()
+                                  : count * sizeof(T);
+    return reinterpret_cast<const T*>(in.ReadInPlace(bytes, alignof(T)));
   }
   /// The message for block `to`, to write into directly.
   BlockWriter Outgoing(int to);

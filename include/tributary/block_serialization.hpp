@@ -48,6 +48,10 @@ class BlockReader {
   /// Reads `value` through BlockSerialization<T>.
   template <class T>
   void Load(T& value);
+  /// The next `bytes` bytes where they lie in the message, without copying them (valid
+  /// until the callback returns); UsageError when fewer are left or when they do not start
+  /// at a multiple of `align`.
+  const char* ReadInPlace(std::size_t bytes, std::size_t align = 1);
   /// Bytes not read yet.
   std::size_t Remaining() const noexcept { return size_ - *pos_; }
 
@@ -57,6 +61,7 @@ class BlockReader {
               std::size_t& pos)
       : proxy_(&proxy), from_(from), data_(data), size_(size), pos_(&pos) {}
   [[noreturn]] void Short(std::size_t bytes) const;
+  [[noreturn]] void Misaligned(std::size_t align) const;
   const BlockProxy* proxy_;
   int from_;
   const char* data_;
