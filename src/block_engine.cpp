@@ -35,11 +35,10 @@ constexpr std::size_t kHeaderAt = Transport::kPrefix;
 constexpr std::size_t kPrefix = kHeaderAt + sizeof(BlockMessageHeader);
 
 // Small messages of one call to blocks of the same rank travel as one MPI message (a
-// bundle: header.to is kBundle, then per message its
-// receiver, its length and its bytes): a message to another rank costs about 0.2 us at
-// 8 B and 1-5 us from 2 KiB (a rendezvous beyond the MPI library's eager limit) before its
-// bytes move, while copying 16 KiB costs about 1 us. Larger messages go alone, without a
-// copy.
+// bundle: header.to is kBundle, then per message its receiver, its length and its bytes):
+// a message to another rank costs about 0.2 us at 8 B and 1-5 us from 2 KiB (a rendezvous
+// beyond the MPI library's eager limit) before its bytes move, while copying 16 KiB costs
+// about 1 us. Larger messages go alone, without a copy.
 constexpr std::int32_t kBundle = -1;
 constexpr std::size_t kBundleBody = 16 * 1024;
 struct BundleRecord {
