@@ -3,9 +3,11 @@
 #include "tributary/block_proxy.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "tributary/detail/block_all_to_all.hpp"
 #include "tributary/detail/block_engine.hpp"
 #include "tributary/errors.hpp"
 
@@ -13,6 +15,10 @@ namespace tributary {
 
 void BlockWriter::Write(const void* data, std::size_t bytes) {
   const auto* p = static_cast<const char*>(data);
+  if (frame_) {
+    detail::WriteRecord(*frame_, p, bytes);
+    return;
+  }
   bytes_->insert(bytes_->end(), p, p + bytes);
 }
 
@@ -20,6 +26,20 @@ void BlockReader::Read(void* data, std::size_t bytes) {
   if (size_ - *pos_ < bytes) Short(bytes);
   if (bytes) std::memcpy(data, data_ + *pos_, bytes);
   *pos_ += bytes;
+}
+
+const char* BlockReader::ReadInPlace(std::size_t bytes, std::size_t align) {
+  if (size_ - *pos_ < bytes) Short(bytes);
+  const char* p = data_ + *pos_;
+  if (align > 1 && reinterpret_cast<std::uintptr_t>(p) % align != 0) Misaligned(align);
+  *pos_ += bytes;
+  return p;
+}
+
+void BlockReader::Misaligned(std::size_t align) const {
+  throw UsageError(proxy_->Where() + ": dequeue in place from block " + std::to_string(from_) +
+                   ": the values are not aligned to " + std::to_string(align) +
+                   " bytes in the message; dequeue them into memory of your own");
 }
 
 void BlockReader::Short(std::size_t bytes) const {
@@ -34,6 +54,8 @@ std::string BlockProxy::Where() const {
 }
 
 BlockWriter BlockProxy::Outgoing(int to) {
+  if (frames_ && to >= 0 && static_cast<std::size_t>(to) < out_.size())
+    return BlockWriter(frames_[to]);  // an all-to-all's first call: every gid is a target
   if (std::find(out_.begin(), out_.end(), to) == out_.end()) {
     std::string link;
     for (int g : out_) link += " " + std::to_string(g);
@@ -41,7 +63,9 @@ BlockWriter BlockProxy::Outgoing(int to) {
                      ", which is not a partner in this round (out-link:" +
                      (link.empty() ? std::string(" none") : link) + ")");
   }
-  return BlockWriter(outgoing_[to]);
+  std::vector<char>& bytes = outgoing_[to];
+  if (bytes.size() < prefix_) bytes.resize(prefix_);
+  return BlockWriter(bytes);
 }
 
 BlockReader BlockProxy::Incoming(int from) {
@@ -49,14 +73,13 @@ BlockReader BlockProxy::Incoming(int from) {
   if (it == incoming_.end())
     throw UsageError(Where() + ": dequeue from block " + std::to_string(from) +
                      ", which is not in the in-link");
-  return BlockReader(*this, from, it->second.data(), it->second.size(), read_[from]);
+  In& in = it->second;
+  return BlockReader(*this, from, in.data, in.size, in.read);
 }
 
 std::size_t BlockProxy::Remaining(int from) const {
   auto it = incoming_.find(from);
-  if (it == incoming_.end()) return 0;
-  auto r = read_.find(from);
-  return it->second.size() - (r == read_.end() ? 0 : r->second);
+  return it == incoming_.end() ? 0 : it->second.size - it->second.read;
 }
 
 }  // namespace tributary

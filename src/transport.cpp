@@ -3,33 +3,81 @@
 // memory.
 #include "tributary/detail/transport.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
 
 namespace {
-constexpr std::size_t kMaxSpare = 64;  // send buffers kept for reuse
+constexpr std::size_t kPoolLimit = 256;  // buffers kept for reuse
+
+int ClassOf(std::size_t capacity) {
+  int c = 0;
+  while (capacity >>= 1) ++c;
+  return c;
+}
 }  // namespace
 
+std::vector<char> BufferPool::Take(std::size_t bytes) {
+  const int first = ClassOf(bytes);
+  auto& same = kept_[first];  // capacities from half of `bytes` up: look at the latest few
+  for (std::size_t i = same.size(), seen = 0; i-- > 0 && seen < 4; ++seen)
+    if (same[i].capacity() >= bytes) {
+      std::vector<char> v = std::move(same[i]);
+      same[i] = std::move(same.back());
+      same.pop_back();
+      --count_;
+      return v;
+    }
+  for (int c = first + 1; c < kClasses; ++c)
+    if (!kept_[c].empty()) {
+      std::vector<char> v = std::move(kept_[c].back());
+      kept_[c].pop_back();
+      --count_;
+      return v;
+    }
+  std::vector<char> fresh;
+  fresh.reserve(bytes);
+  return fresh;
+}
+
+void BufferPool::Give(std::vector<char>&& buffer) {
+  if (buffer.capacity() == 0) return;
+  const int c = ClassOf(buffer.capacity());
+  if (count_ >= limit_) {
+    // The smallest makes room: large buffers cost the most to fault in again.
+    int smallest = 0;
+    while (smallest < c && kept_[smallest].empty()) ++smallest;
+    if (smallest >= c) return;
+    kept_[smallest].pop_back();
+    --count_;
+  }
+  kept_[c].push_back(std::move(buffer));
+  ++count_;
+}
+
 struct Transport::Impl {
-  std::deque<std::vector<char>> self;
+  std::deque<std::vector<char>> self;  // whole wires, the message at kPrefix
+  BufferPool pool{kPoolLimit};
 #if TRIBUTARY_HAVE_MPI
   MPI_Comm comm = MPI_COMM_NULL;
   std::uint64_t nonce = 0;  // the same on every rank; messages without it are dropped
   std::vector<MPI_Request> requests;
   std::vector<std::vector<char>> buffers;  // alive until their request completes
-  // Buffers of completed sends, reused with their capacity: a large buffer allocated
-  // fresh for every message is faulted in page by page every time.
-  std::vector<std::vector<char>> spare;
 #endif
 };
 
-Transport::Transport(Context& ctx) : impl_(std::make_unique<Impl>()) {
+Transport::Transport(Context& ctx, std::string owner)
+    : impl_(std::make_unique<Impl>()), ctx_(&ctx), owner_(std::move(owner)) {
   rank_ = ctx.Rank();
   size_ = ctx.Size();
 #if TRIBUTARY_HAVE_MPI
@@ -42,38 +90,53 @@ Transport::~Transport() {
 #if TRIBUTARY_HAVE_MPI
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) {
-    for (MPI_Request& r : impl_->requests) {
-      MPI_Cancel(&r);
-      MPI_Request_free(&r);
+  if (finalized) return;
+  SendsDone();  // those that completed meanwhile free their buffers
+  if (!impl_->requests.empty()) {
+    // The MPI library cannot be made to let go of a send it has started (Open MPI does not
+    // cancel sends), and a large one reads its buffer when the receiver takes it, which
+    // may be long after this: freeing the buffer here would let MPI read freed memory.
+    // The sends go on without an owner and their buffers are kept for the life of the
+    // process.
+    const std::size_t n = impl_->requests.size();
+    static std::mutex kept_mutex;
+    static auto* kept = new std::vector<std::vector<char>>;  // never freed: MPI may read them
+    {
+      std::lock_guard<std::mutex> lock(kept_mutex);
+      for (std::size_t i = 0; i < n; ++i) {
+        MPI_Request_free(&impl_->requests[i]);
+        kept->push_back(std::move(impl_->buffers[i]));
+      }
     }
-    if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
+    ctx_->HandleError((owner_.empty() ? std::string("tributary: an object") : owner_) + ", rank " +
+                      std::to_string(rank_) + ": destroyed while " + std::to_string(n) +
+                      " message(s) to other ranks are in flight; run it to completion before "
+                      "destroying it (their buffers are kept: the MPI library may still read "
+                      "them)");
   }
+  if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
 #endif
 }
 
 void Transport::Send(int rank, const void* head, std::size_t head_bytes, const void* body,
                      std::size_t body_bytes) {
-  // One buffer, filled once: [nonce (to other ranks)] head body.
-  const std::size_t prefix = rank == rank_ ? 0 : sizeof(std::uint64_t);
-  std::vector<char> wire;
-#if TRIBUTARY_HAVE_MPI
-  if (prefix && !impl_->spare.empty()) {
-    wire = std::move(impl_->spare.back());
-    impl_->spare.pop_back();
-  }
-#endif
-  wire.resize(prefix + head_bytes + body_bytes);
-#if TRIBUTARY_HAVE_MPI
-  if (prefix) std::memcpy(wire.data(), &impl_->nonce, prefix);
-#endif
-  if (head_bytes) std::memcpy(wire.data() + prefix, head, head_bytes);
-  if (body_bytes) std::memcpy(wire.data() + prefix + head_bytes, body, body_bytes);
+  // One buffer, filled once: [nonce] head body.
+  std::vector<char> wire = impl_->pool.Take(kPrefix + head_bytes + body_bytes);
+  wire.resize(kPrefix + head_bytes + body_bytes);
+  if (head_bytes) std::memcpy(wire.data() + kPrefix, head, head_bytes);
+  if (body_bytes) std::memcpy(wire.data() + kPrefix + head_bytes, body, body_bytes);
+  SendBuffer(rank, std::move(wire));
+}
+
+void Transport::SendBuffer(int rank, std::vector<char>&& wire) {
+  if (wire.size() < kPrefix)
+    throw std::logic_error("Transport::SendBuffer: no room for the prefix");
   if (rank == rank_) {
     impl_->self.push_back(std::move(wire));
     return;
   }
 #if TRIBUTARY_HAVE_MPI
+  std::memcpy(wire.data(), &impl_->nonce, kPrefix);
   impl_->buffers.push_back(std::move(wire));
   impl_->requests.push_back(MPI_REQUEST_NULL);
   const std::vector<char>& w = impl_->buffers.back();
@@ -85,8 +148,16 @@ void Transport::Send(int rank, const void* head, std::size_t head_bytes, const v
 }
 
 bool Transport::Receive(std::vector<char>& bytes) {
+  std::vector<char> wire;
+  if (!ReceiveBuffer(wire)) return false;
+  bytes.assign(wire.begin() + kPrefix, wire.end());
+  impl_->pool.Give(std::move(wire));
+  return true;
+}
+
+bool Transport::ReceiveBuffer(std::vector<char>& wire) {
   if (!impl_->self.empty()) {
-    bytes = std::move(impl_->self.front());
+    wire = std::move(impl_->self.front());
     impl_->self.pop_front();
     return true;
   }
@@ -101,27 +172,30 @@ bool Transport::Receive(std::vector<char>& bytes) {
     if (!flag) return false;
     int n = 0;
     MPI_Get_count(&status, MPI_BYTE, &n);
-    bytes.resize(static_cast<std::size_t>(n));
-    MPI_Recv(bytes.data(), n, MPI_BYTE, status.MPI_SOURCE, 0, impl_->comm, MPI_STATUS_IGNORE);
+    wire = impl_->pool.Take(static_cast<std::size_t>(n));
+    wire.resize(static_cast<std::size_t>(n));
+    MPI_Recv(wire.data(), n, MPI_BYTE, status.MPI_SOURCE, 0, impl_->comm, MPI_STATUS_IGNORE);
 #else
     MPI_Message msg;
     MPI_Improbe(MPI_ANY_SOURCE, 0, impl_->comm, &flag, &msg, &status);
     if (!flag) return false;
     int n = 0;
     MPI_Get_count(&status, MPI_BYTE, &n);
-    bytes.resize(static_cast<std::size_t>(n));
-    MPI_Mrecv(bytes.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    wire = impl_->pool.Take(static_cast<std::size_t>(n));
+    wire.resize(static_cast<std::size_t>(n));
+    MPI_Mrecv(wire.data(), n, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
 #endif
     std::uint64_t nonce = 0;
-    if (bytes.size() >= sizeof nonce) std::memcpy(&nonce, bytes.data(), sizeof nonce);
-    if (nonce != impl_->nonce) continue;  // left over from a freed communicator the library reused
-    bytes.erase(bytes.begin(), bytes.begin() + sizeof nonce);
-    return true;
+    if (wire.size() >= kPrefix) std::memcpy(&nonce, wire.data(), kPrefix);
+    if (wire.size() >= kPrefix && nonce == impl_->nonce) return true;
+    impl_->pool.Give(std::move(wire));  // left over from a freed communicator the library reused
   }
 #else
   return false;
 #endif
 }
+
+BufferPool& Transport::Pool() noexcept { return impl_->pool; }
 
 #if TRIBUTARY_HAVE_MPI
 std::uint64_t AgreedNonce(MPI_Comm comm) {
@@ -158,7 +232,7 @@ bool Transport::SendsDone() {
     if (done) {
       reqs[i] = reqs.back();
       reqs.pop_back();
-      if (impl_->spare.size() < kMaxSpare) impl_->spare.push_back(std::move(impl_->buffers[i]));
+      impl_->pool.Give(std::move(impl_->buffers[i]));
       impl_->buffers[i] = std::move(impl_->buffers.back());
       impl_->buffers.pop_back();
     } else {

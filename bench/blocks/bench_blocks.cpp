@@ -4,10 +4,12 @@
 //     of the rank's blocks followed by one MPI_Allreduce;
 //  2. swap-reduce of a vector per block (each block ends with its slice of the sum), by
 //     radix, against a local combine followed by one MPI_Reduce_scatter_block;
-//  3. an all-to-all among the blocks (every block sends m doubles to every block) against
-//     one MPI_Alltoall of the same bytes.
-// --blocks-per-rank sets the blocks per rank (4 by default).
+//  3. an all-to-all among the blocks (every block sends m doubles to every block), by radix
+//     and sent directly (a radix of every block), against one MPI_Alltoall of the same bytes.
+// --blocks-per-rank sets the blocks per rank (4 by default); --only runs some of the three
+// (reductions, swap, all-to-all).
 // It ends with one table of the medians by radix (docs/performance.md takes it as it is).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -133,9 +135,10 @@ void Reductions(const tb::Options& base, tributary::Context& ctx, bool quick,
   }
 }
 
-// Swap-reduce: every block holds n doubles of 1.0; each call adds what its group sent into
-// the block's slice (the first part straight into the block, pointer + count) and sends the
-// k parts of the slice on; at the end each block holds its slice of the sum (= blocks).
+// Swap-reduce: every block holds n doubles of 1.0; each call adds what the rest of its group
+// sent, read where it arrived, into the block's slice, which stays where it is (nothing
+// goes to the block itself), and sends the other parts of the slice on (pointer + count);
+// at the end each block holds its slice of the sum (= blocks).
 void Swaps(const tb::Options& base, tributary::Context& ctx, bool quick, tb::GoalTable& table) {
   const int p = ctx.Size(), blocks = kBlocksPerRank * p;
   const tributary::BlockGrid grid = tributary::BlockGrid::Regular(blocks, 1, p);
@@ -182,25 +185,20 @@ void Swaps(const tb::Options& base, tributary::Context& ctx, bool quick, tb::Goa
           [](Block& b, tributary::BlockProxy& rp, const tributary::BlockPartners&) {
             const std::size_t len = b.hi - b.lo;
             double* slice = b.data.data() + b.lo;
-            bool first = true;
             for (int from : rp.InLink()) {
-              if (first) {  // our slice was sent on last call: take the first part in its place
-                rp.Dequeue(from, slice, len);
-                first = false;
-                continue;
-              }
-              b.in.resize(len);
-              rp.Dequeue(from, b.in.data(), len);
-              for (std::size_t i = 0; i < len; ++i) slice[i] += b.in[i];
+              if (from == b.gid) continue;  // its own part never left the block
+              const double* in = rp.DequeueInPlace<double>(from, len);
+              for (std::size_t i = 0; i < len; ++i) slice[i] += in[i];
             }
             const auto& out = rp.OutLink();
             const std::size_t parts = out.size(), lo = b.lo;
             for (std::size_t j = 0; j < parts; ++j) {
               const std::size_t a = lo + len * j / parts, z = lo + len * (j + 1) / parts;
-              rp.Enqueue(out[j], b.data.data() + a, z - a);
               if (out[j] == b.gid) {
                 b.lo = a;
                 b.hi = z;
+              } else {
+                rp.Enqueue(out[j], b.data.data() + a, z - a);
               }
             }
           });
@@ -262,7 +260,9 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick, tb::
       tributary::TaskCollection tc;
     };
     std::vector<std::unique_ptr<Variant>> variants;
-    for (int k : {2, 4, 8}) {
+    for (int k : {2, 4, 8, 0}) {  // 0: a radix of every block, straight to each block
+      const bool direct = k == 0;
+      if (direct) k = blocks;
       auto v = std::make_unique<Variant>();
       v->pattern = std::make_unique<tributary::BlockAllToAll<Block>>(
           ctx, grid,
@@ -281,7 +281,7 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick, tb::
       v->pattern->AddTasks(v->tc.AddRegion(static_cast<int>(mine.size())));
       Variant* raw = v.get();
       run.Add(
-          "blocks, radix " + std::to_string(k),
+          direct ? std::string("blocks, direct") : "blocks, radix " + std::to_string(k),
           [&, raw] {
             received = 0;
             raw->pattern->Start(ptrs);
@@ -297,9 +297,9 @@ void AllToAll(const tb::Options& base, tributary::Context& ctx, bool quick, tb::
     if (ctx.Rank() == 0)
       AddByRadix(table,
                  tb::FormatBytes(m * sizeof(double)) +
-                     " per block pair: all-to-all, radix 2 / 4 / 8, vs one "
+                     " per block pair: all-to-all, radix 2 / 4 / 8 / direct, vs one "
                      "`MPI_Alltoall`",
-                 run.Results(), "blocks, radix");
+                 run.Results(), "blocks, ");
   }
 }
 
@@ -317,6 +317,10 @@ int main(int argc, char** argv) {
     cl.app.add_option("--blocks-per-rank", kBlocksPerRank, "Blocks on each rank")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    std::vector<std::string> only;
+    cl.app.add_option("--only", only, "Run only these: reductions, swap, all-to-all")
+        ->check(CLI::IsMember({"reductions", "swap", "all-to-all"}))
+        ->delimiter(',');
     if (const int code = cl.Parse(argc, argv); code >= 0) {
       MPI_Finalize();
       return code;
@@ -326,9 +330,12 @@ int main(int argc, char** argv) {
     const tb::Options o = cl.options;
     tributary::Context ctx;
     tb::GoalTable table;
-    Reductions(o, ctx, quick, table);
-    Swaps(o, ctx, quick, table);
-    AllToAll(o, ctx, quick, table);
+    const auto runs = [&](const char* part) {
+      return only.empty() || std::find(only.begin(), only.end(), part) != only.end();
+    };
+    if (runs("reductions")) Reductions(o, ctx, quick, table);
+    if (runs("swap")) Swaps(o, ctx, quick, table);
+    if (runs("all-to-all")) AllToAll(o, ctx, quick, table);
     if (ctx.Rank() == 0)
       table.Print(
           ("Block patterns at " + std::to_string(ctx.Size()) + " ranks against the MPI library" +

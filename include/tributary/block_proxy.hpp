@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ namespace tributary {
 namespace detail {
 class BlockEngine;
 class AllToAllAdapter;
+struct RecordFrame;
 }  // namespace detail
 
 /// What a block's callback sees in one call: its links and its messages. A value travels
@@ -59,6 +61,20 @@ class BlockProxy {
     BlockReader in = Incoming(from);
     detail::LoadElements(in, values, count);
   }
+  /// The next `count` values from block `from` where they lie in its message, without
+  /// copying them: valid until the callback returns. For types that travel as their bytes
+  /// (read what Enqueue(to, values, count) wrote); UsageError when fewer are left, or when
+  /// they are not aligned for T in the message (values of another type before them).
+  template <class T>
+  const T* DequeueInPlace(int from, std::size_t count) {
+    static_assert(detail::kBytewise<T>,
+                  "DequeueInPlace reads values that travel as their bytes; use Dequeue");
+    BlockReader in = Incoming(from);
+    const std::size_t bytes = count > std::numeric_limits<std::size_t>::max() / sizeof(T)
+                                  ? std::numeric_limits<std::size_t>::max()
+                                  : count * sizeof(T);
+    return reinterpret_cast<const T*>(in.ReadInPlace(bytes, alignof(T)));
+  }
   /// The message for block `to`, to write into directly.
   BlockWriter Outgoing(int to);
   /// The message from block `from`, to read from directly (reads advance Remaining).
@@ -73,13 +89,24 @@ class BlockProxy {
 
   std::string Where() const;
 
+  // A message that arrived: `size` bytes at `data`, which point into `bytes` or into
+  // memory the engine keeps alive for the call (an all-to-all's bundle).
+  struct In {
+    std::vector<char> bytes;
+    const char* data = nullptr;
+    std::size_t size = 0;
+    std::size_t read = 0;
+  };
+
   int gid_ = 0;
   int call_ = 0;
   const detail::BlockEngine* engine_ = nullptr;  // names the object in errors
   std::vector<int> in_, out_;
-  std::map<int, std::vector<char>> incoming_;
-  std::map<int, std::size_t> read_;
+  std::map<int, In> incoming_;
+  // The messages this call sends, each after `prefix_` bytes that the engine fills.
   std::map<int, std::vector<char>> outgoing_;
+  std::size_t prefix_ = 0;
+  detail::RecordFrame* frames_ = nullptr;  // by gid: writes go into all-to-all records
 };
 
 }  // namespace tributary

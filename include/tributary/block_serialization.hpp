@@ -17,6 +17,10 @@ namespace tributary {
 
 class BlockProxy;
 
+namespace detail {
+struct RecordFrame;
+}  // namespace detail
+
 /// The bytes of one outgoing message; a user's Save writes into it.
 class BlockWriter {
  public:
@@ -29,7 +33,9 @@ class BlockWriter {
  private:
   friend class BlockProxy;
   explicit BlockWriter(std::vector<char>& bytes) : bytes_(&bytes) {}
-  std::vector<char>* bytes_;
+  explicit BlockWriter(detail::RecordFrame& frame) : frame_(&frame) {}
+  std::vector<char>* bytes_ = nullptr;
+  detail::RecordFrame* frame_ = nullptr;  // writes go into a record of an all-to-all bundle
 };
 
 /// The bytes of one incoming message, read in the order they were written; a user's Load
@@ -42,6 +48,10 @@ class BlockReader {
   /// Reads `value` through BlockSerialization<T>.
   template <class T>
   void Load(T& value);
+  /// The next `bytes` bytes where they lie in the message, without copying them (valid
+  /// until the callback returns); UsageError when fewer are left or when they do not start
+  /// at a multiple of `align`.
+  const char* ReadInPlace(std::size_t bytes, std::size_t align = 1);
   /// Bytes not read yet.
   std::size_t Remaining() const noexcept { return size_ - *pos_; }
 
@@ -51,6 +61,7 @@ class BlockReader {
               std::size_t& pos)
       : proxy_(&proxy), from_(from), data_(data), size_(size), pos_(&pos) {}
   [[noreturn]] void Short(std::size_t bytes) const;
+  [[noreturn]] void Misaligned(std::size_t align) const;
   const BlockProxy* proxy_;
   int from_;
   const char* data_;

@@ -114,7 +114,8 @@ class BlockReduction {
   const BlockPartners& Partners() const noexcept { return engine_.Partners(); }
   /// This rank's gids, ascending.
   const std::vector<int>& LocalBlocks() const noexcept { return engine_.Local(); }
-  /// Messages this rank has sent to other ranks since the object was made.
+  /// MPI messages this rank has sent to other ranks since the object was made (small
+  /// messages of one call to the blocks of one rank travel as one).
   std::uint64_t RemoteMessages() const noexcept { return engine_.RemoteMessages(); }
 
  private:
@@ -132,15 +133,15 @@ class BlockAllToAll {
  public:
   /// Called at the first call (to enqueue) and the last (to dequeue) of each local block.
   using Callback = std::function<void(Block& block, BlockProxy& proxy)>;
-  /// An all-to-all over the blocks of `grid`, routed over swap steps of `radix`.
+  /// An all-to-all over the blocks of `grid`, routed over swap steps of `radix`; a radix of
+  /// at least the number of blocks sends every message straight to its block (one step).
   BlockAllToAll(Context& ctx, const BlockGrid& grid, Callback callback,
                 std::vector<int> radix = {2}, bool contiguous = true, std::string label = {})
-      : BlockAllToAll(ctx, SwapPartners(grid, std::move(radix), contiguous), std::move(callback),
-                      std::move(label)) {}
-  /// Routed over the steps of `route`.
+      : BlockAllToAll(ctx, detail::AllToAllPartners(grid, radix, contiguous), std::move(callback),
+                      Named(label)) {}
+  /// Routed over the steps of `route` (one step: straight to each block).
   BlockAllToAll(Context& ctx, const SwapPartners& route, Callback callback, std::string label = {})
-      : BlockAllToAll(ctx, detail::AllToAllPartners(route), std::move(callback),
-                      "BlockAllToAll" + (label.empty() ? std::string() : " '" + label + "'")) {}
+      : BlockAllToAll(ctx, detail::AllToAllPartners(route), std::move(callback), Named(label)) {}
   BlockAllToAll(const BlockAllToAll&) = delete;
   BlockAllToAll& operator=(const BlockAllToAll&) = delete;
 
@@ -162,7 +163,8 @@ class BlockAllToAll {
   int Calls() const noexcept { return engine_.Calls(); }
   /// This rank's gids, ascending.
   const std::vector<int>& LocalBlocks() const noexcept { return engine_.Local(); }
-  /// Messages this rank has sent to other ranks since the object was made.
+  /// MPI messages this rank has sent to other ranks since the object was made (small
+  /// messages of one call to the blocks of one rank travel as one).
   std::uint64_t RemoteMessages() const noexcept { return engine_.RemoteMessages(); }
 
  private:
@@ -174,6 +176,9 @@ class BlockAllToAll {
             detail::AllToAllCallback(
                 routed, [this](void* b, BlockProxy& p) { callback_(*static_cast<Block*>(b), p); }),
             std::move(name)) {}
+  static std::string Named(const std::string& label) {
+    return "BlockAllToAll" + (label.empty() ? std::string() : " '" + label + "'");
+  }
   Callback callback_;
   detail::BlockEngine engine_;
 };

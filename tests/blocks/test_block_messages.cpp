@@ -253,6 +253,158 @@ TEST(BlockMessages, PointerAndCountTravelWithoutAVector) {
   }
 }
 
+// A swap-reduce that adds what arrives straight from the messages (DequeueInPlace) and
+// keeps each block's own part in place (nothing sent to itself), with messages small
+// enough to travel together and large enough to go alone.
+TEST(BlockMessages, DequeueInPlaceReadsTheMessageWhereItLies) {
+  tributary::Context ctx;
+  for (std::size_t n : {std::size_t(600), std::size_t(12000)})
+    for (int radix : {2, 3}) {
+      const BlockGrid grid = BlockGrid::Regular(12, 1, Size());
+      struct Slice {
+        std::size_t lo = 0, hi = 0;
+      };
+      std::vector<Slice> slices(12);
+      BlockReduction<PlainBlock> swap(ctx, tributary::SwapPartners(grid, {radix}),
+                                      [&](PlainBlock& b, BlockProxy& rp, const BlockPartners&) {
+                                        Slice& s = slices[static_cast<std::size_t>(b.gid)];
+                                        const std::size_t len = s.hi - s.lo;
+                                        for (int from : rp.InLink()) {
+                                          if (from == b.gid) continue;
+                                          const double* in = rp.DequeueInPlace<double>(from, len);
+                                          for (std::size_t i = 0; i < len; ++i)
+                                            b.data[s.lo + i] += in[i];
+                                          EXPECT_EQ(rp.Remaining(from), 0u);
+                                        }
+                                        const auto& out = rp.OutLink();
+                                        const std::size_t lo = s.lo;
+                                        for (std::size_t j = 0; j < out.size(); ++j) {
+                                          const std::size_t a = lo + len * j / out.size(),
+                                                            z = lo + len * (j + 1) / out.size();
+                                          if (out[j] == b.gid)
+                                            s = Slice{a, z};
+                                          else
+                                            rp.Enqueue(out[j], b.data.data() + a, z - a);
+                                        }
+                                      });
+      std::vector<PlainBlock> mine;
+      for (int g : grid.LocalBlocks(Rank())) {
+        PlainBlock b;
+        b.gid = g;
+        b.data.resize(n);
+        for (std::size_t i = 0; i < n; ++i) b.data[i] = g * 1000.0 + static_cast<double>(i);
+        slices[static_cast<std::size_t>(g)] = Slice{0, n};
+        mine.push_back(b);
+      }
+      RunShuffled(ctx, swap, mine, static_cast<unsigned>(radix + 5 * Rank()));
+      std::size_t covered = 0;
+      for (const PlainBlock& b : mine) {
+        const Slice& s = slices[static_cast<std::size_t>(b.gid)];
+        covered += s.hi - s.lo;
+        for (std::size_t i = s.lo; i < s.hi; ++i)
+          EXPECT_EQ(b.data[i], 66000.0 + 12.0 * static_cast<double>(i)) << n << " " << radix;
+      }
+      EXPECT_GT(covered, 0u);
+    }
+}
+
+// Reading in place more than is left, or values that are not aligned for their type in
+// the message, is a clear error.
+TEST(BlockMessages, DequeueInPlaceRefusesTooMuchAndMisalignedValues) {
+#if TRIBUTARY_HAVE_MPI
+  tributary::Context self(MPI_COMM_SELF);
+#else
+  tributary::Context self;
+#endif
+  const BlockGrid grid({2}, 1);
+  std::vector<std::string> errors;
+  BlockReduction<PlainBlock> merge(
+      self, MergePartners(grid, {2}), [&](PlainBlock&, BlockProxy& rp, const BlockPartners&) {
+        for (int to : rp.OutLink()) {
+          const char c = 'x';
+          const double d[2] = {1.0, 2.0};
+          rp.Enqueue(to, c);
+          rp.Enqueue(to, d, 2);
+        }
+        for (int from : rp.InLink()) {
+          for (int attempt = 0; attempt < 2; ++attempt) try {
+              if (attempt == 0) rp.DequeueInPlace<double>(from, 3);  // 17 bytes are there
+              char c = 0;
+              rp.Dequeue(from, c);
+              rp.DequeueInPlace<double>(from, 2);  // one byte in: not aligned
+            } catch (const tributary::UsageError& e) {
+              errors.push_back(e.what());
+            }
+        }
+      });
+  std::vector<PlainBlock> mine(2);
+  mine[1].gid = 1;
+  merge.Start({{1, &mine[1]}, {0, &mine[0]}});  // local 0 is block 1, which sends first
+  while (merge.Run(0) != TaskStatus::complete || merge.Run(1) != TaskStatus::complete) {
+  }
+  ASSERT_EQ(errors.size(), 4u);  // two senders, each: too much, then misaligned
+  EXPECT_NE(errors[0].find("dequeue of 24 bytes from block 0, which has 17 left"),
+            std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[1].find("not aligned to 8 bytes"), std::string::npos) << errors[1];
+}
+
+// Messages of very different sizes from one call to the blocks of one rank: small ones
+// travel together, large ones alone; each arrives whole, in the order it was written. An
+// all-to-all sent directly and routed, blocks spread over the ranks.
+TEST(BlockMessages, SmallAndLargeMessagesToOneRankArriveWhole) {
+  tributary::Context ctx;
+  const BlockGrid grid = BlockGrid::Regular(8, 1, Size());
+  const auto length = [](int from, int to) -> std::size_t {
+    switch ((from + 2 * to) % 4) {
+      case 0:
+        return 0;
+      case 1:
+        return 3;
+      case 2:
+        return 1500;  // 12 KB
+      default:
+        return 5000;  // 40 KB
+    }
+  };
+  const auto value = [](int from, int to, std::size_t i) {
+    return static_cast<double>(from * 1000003 + to * 1009 + static_cast<int>(i));
+  };
+  for (int radix : {8, 2}) {
+    bool ok = true;
+    int received = 0;
+    tributary::BlockAllToAll<PlainBlock> a2a(ctx, grid,
+                                             [&](PlainBlock& b, BlockProxy& rp) {
+                                               if (rp.InLink().empty()) {
+                                                 for (int to : rp.OutLink()) {
+                                                   std::vector<double> v(length(b.gid, to));
+                                                   for (std::size_t i = 0; i < v.size(); ++i)
+                                                     v[i] = value(b.gid, to, i);
+                                                   if (!v.empty())
+                                                     rp.Enqueue(to, v.data(), v.size());
+                                                 }
+                                                 return;
+                                               }
+                                               for (int from : rp.InLink()) {
+                                                 const std::size_t n = length(from, b.gid);
+                                                 ok =
+                                                     ok && rp.Remaining(from) == n * sizeof(double);
+                                                 std::vector<double> v(n);
+                                                 if (n) rp.Dequeue(from, v.data(), n);
+                                                 for (std::size_t i = 0; i < n; ++i)
+                                                   ok = ok && v[i] == value(from, b.gid, i);
+                                                 ++received;
+                                               }
+                                             },
+                                             {radix});
+    std::vector<PlainBlock> mine;
+    for (int g : grid.LocalBlocks(Rank())) mine.push_back(PlainBlock{g, {}, {0}});
+    RunShuffled(ctx, a2a, mine, 7u + static_cast<unsigned>(Rank()));
+    EXPECT_TRUE(ok) << "radix " << radix;
+    EXPECT_EQ(received, 8 * static_cast<int>(mine.size())) << "radix " << radix;
+  }
+}
+
 // Dequeueing a vector from a message that holds something else reports the shortfall,
 // naming the block, round, generation and rank, instead of allocating the count it read.
 TEST(BlockMessages, AWrongDequeueIsAClearError) {
