@@ -15,37 +15,47 @@ namespace tributary::detail {
 #if TRIBUTARY_HAVE_MPI
 namespace {
 
-// Elementwise maximum of 64-bit integers; the last one summed where `state` says so.
-void MaxMaybeSum(const void* state, const void* in, void* inout, std::size_t count) noexcept {
-  const bool sum_last = state != nullptr;
-  const auto* a = static_cast<const std::int64_t*>(in);
-  auto* b = static_cast<std::int64_t*>(inout);
-  for (std::size_t k = 0; k < count; ++k)
-    b[k] = sum_last && k + 1 == count ? a[k] + b[k] : std::max(a[k], b[k]);
-}
-
 // An allreduce of `count` 64-bit integers (the maximum; the last summed with `sum_last`)
-// by Tributary's recursive doubling on point-to-point messages of `comm` at `tag`. Under
-// SimGrid SMPI the first collective on a communicator pays for SMPI's view of its nodes
-// (an MPI_Allreduce took 8.9 s of wall time at 2048 simulated ranks, the next one 1.1 s);
-// messages do not.
+// by recursive doubling on blocking point-to-point messages of `comm` at `tag` (ranks from
+// the largest power of two up fold into the ranks below it first). Under SimGrid SMPI the
+// first collective on a communicator pays for SMPI's view of its nodes (an MPI_Allreduce
+// took 8.9 s of wall time at 2048 simulated ranks, the next one 1.1 s); messages do not.
+// Blocking, not polled: a rank that polls while it waits for a slower one makes the
+// simulator run one event per poll (at 1024 simulated ranks the polls of a Context's
+// start-up cost more wall time than everything else in it).
 void AgreeOverRanks(MPI_Comm comm, int tag, std::int64_t* values, std::size_t count,
                     bool sum_last) {
-  static const char sum = 1;
-  ScheduleArgs a;
-  a.collective = Collective::allreduce;
-  a.comm = comm;
-  a.tag = tag;
-  a.data = values;
-  a.payload.count = count;
-  a.payload.elem_size = sizeof(std::int64_t);
-  a.payload.combine = &MaxMaybeSum;
-  a.payload.combine_state = sum_last ? &sum : nullptr;
-  a.payload.commutative = true;
-  auto schedule = MakeSchedule(ScheduleKind::recursive_doubling, a);
-  schedule->Start();
-  while (!schedule->Progress()) {
+  int rank = 0, size = 1;
+  CheckMpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  CheckMpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  const int n = static_cast<int>(count);
+  std::vector<std::int64_t> other(count);
+  const auto combine = [&] {
+    for (std::size_t k = 0; k < count; ++k)
+      values[k] = sum_last && k + 1 == count ? values[k] + other[k] : std::max(values[k], other[k]);
+  };
+  int pof2 = 1;
+  while (pof2 <= size / 2) pof2 *= 2;
+  if (rank >= pof2) {
+    CheckMpi(MPI_Send(values, n, MPI_INT64_T, rank - pof2, tag, comm), "MPI_Send");
+    CheckMpi(MPI_Recv(values, n, MPI_INT64_T, rank - pof2, tag, comm, MPI_STATUS_IGNORE),
+             "MPI_Recv");
+    return;
   }
+  const bool folds = rank + pof2 < size;
+  if (folds) {
+    CheckMpi(MPI_Recv(other.data(), n, MPI_INT64_T, rank + pof2, tag, comm, MPI_STATUS_IGNORE),
+             "MPI_Recv");
+    combine();
+  }
+  for (int mask = 1; mask < pof2; mask *= 2) {
+    const int partner = rank ^ mask;
+    CheckMpi(MPI_Sendrecv(values, n, MPI_INT64_T, partner, tag, other.data(), n, MPI_INT64_T,
+                          partner, tag, comm, MPI_STATUS_IGNORE),
+             "MPI_Sendrecv");
+    combine();
+  }
+  if (folds) CheckMpi(MPI_Send(values, n, MPI_INT64_T, rank + pof2, tag, comm), "MPI_Send");
 }
 
 // The node's ranks in hardware order for commutative combines (NodeLayout::by_hardware):
