@@ -140,6 +140,10 @@ std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, in
   CheckMpi(MPI_Comm_rank(nodes->node, &local), "MPI_Comm_rank");
   CheckMpi(MPI_Comm_size(nodes->node, &local_size), "MPI_Comm_size");
   if (hardware_order) AddHardwareOrder(nodes.get(), local, created);
+  if (local_size == size) {  // one node: nothing to agree on, and no leaders to connect
+    nodes->largest = nodes->stride = size;
+    return nodes;
+  }
   CheckMpi(MPI_Comm_split(comm, local == 0 ? 0 : MPI_UNDEFINED, rank, &nodes->leaders),
            "MPI_Comm_split");
   // No table of every rank's node where a formula gives it: a table of p entries per rank
