@@ -3,60 +3,86 @@
 # measures, in simulated time, by the method of docs/simulation.md ("How a figure is
 # measured": a common start for every rank, computation charged as flops, posts, tests,
 # combines and the library's own work charged at this machine's measured costs):
-#   - allreduce / reduce / allgather latency of the built-in tree and of own schedules
-#     against the blocking MPI_xxx under each SMPI collective selector, with the lower bound;
-#   - overlap of a computation of the variant's own latency, polled in 20 chunks;
-#   - the regional combine of 8 and 64 lists per rank against as many per-list reductions;
+#   - allreduce latency of the built-in tree and of own schedules against the blocking
+#     MPI_Allreduce under each SMPI collective selector, with the lower bound, at --ranks;
+#   - reduce (and allgather) latency likewise at --reduce-ranks (--allgather-ranks);
+#   - overlap of a computation of the variant's own latency, polled in 20 chunks, against
+#     MPI_Iallreduce, at --overlap-ranks;
+#   - the regional combine of 8 and 64 lists per rank against as many per-list reductions,
+#     at --overlap-ranks;
 #   - example_apps/cg_poisson in weak scaling (64 x 64 grid points and 4 strips per rank,
-#     10 iterations, its arithmetic charged as flops): classic against pipelined CG.
+#     10 iterations, its arithmetic charged as flops): classic against pipelined CG, at
+#     --cg-ranks.
 # Writes results/simulation-<date>/{latency,overlap,regional,cg,bound}.csv, summary.md and
 # PNG plots (latency per collective and rank count; with several rank counts,
-# allreduce-vs-ranks.png).
+# allreduce-vs-ranks.png). With no options: the sweep of docs/simulation.md ("Figures").
 #
-#   scripts/run-simulation.sh [--ranks "64 256"] [--sizes "8 512 ..."] [--parts "latency
-#       overlap regional cg"] [--collectives "allreduce reduce allgather"]
-#       [--variants-allreduce v,v] [--platform FILE] [--nic SECONDS] [--iterations N]
-#       [--no-build] [--quick] [--out DIR]
-#   --nic SECONDS  each node's interface injects one message at a time (smpirun.sh --nic)
-#   --no-build     run the binaries in build/smpi as they are
+#   scripts/run-simulation.sh [--ranks "64 256 1024 4096"] [--sizes "8 4096 65536 1048576"]
+#       [--reduce-ranks "256"] [--allgather-ranks ""] [--overlap-ranks "256"]
+#       [--cg-ranks ""] [--parts "latency overlap regional cg"]
+#       [--variants-allreduce v,v] [--full-up-to 1024] [--platform FILE] [--nic SECONDS]
+#       [--iterations N] [--warmup-below 1024] [--no-build] [--quick] [--out DIR]
+#   --full-up-to N   above N ranks, only the built-in tree is measured above 16 KiB (a
+#                    schedule polls for its whole simulated time, and each poll is an event
+#                    of the simulator: wall time grows with ranks x simulated time)
+#   --warmup-below N one untimed iteration first below N ranks, none from N on (the
+#                    simulation is deterministic; the check at 64 ranks below shows that a
+#                    warm-up gives the same figures, within 1 %)
+#   --nic SECONDS    each node's interface injects one message at a time (smpirun.sh --nic)
+#   --no-build       run the binaries in build/smpi as they are
 #
-# Environment: TRIBUTARY_SMPI_SELECTORS (default "ompi mpich mvapich2 impi"), and the charges
-# of simulation/smpirun.sh (TRIBUTARY_SMPI_POLL_COST, ..._SEND_COST, ..._RECV_COST,
-# ..._COMBINE_COST, ..._START_COST). Wall time grows with ranks x variants x sizes; the
-# simulation is deterministic, so one iteration after a warm-up is the default.
+# Environment: TRIBUTARY_SMPI_SELECTORS (default "ompi mpich mvapich2 impi default"), and
+# the charges of simulation/smpirun.sh (TRIBUTARY_SMPI_POLL_COST, ..._SEND_COST,
+# ..._RECV_COST, ..._COMBINE_COST, ..._START_COST). Tributary's own schedules run under
+# SMPI's default selector: the selector chooses only the algorithms of SMPI's blocking
+# collectives, which the own rows use only in the benchmark's harness (the barrier and the
+# allreduce before the common start, outside the timed interval) and which SMPI uses to make
+# a communicator; under the other selectors the first collective on a communicator of p
+# ranks makes SMPI build its view of the nodes in p rounds (minutes of wall time at 4096
+# ranks). The check below verifies that the own rows agree under both.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
-ranks="256"
-sizes="8 512 4096 16384 65536 262144 1048576"
-iterations=1
-parts="latency overlap regional cg"
-collectives="allreduce reduce allgather"
+ranks="64 256 1024 4096"
+sizes="8 4096 65536 1048576"
+reduce_ranks="256"
+allgather_ranks=""
+overlap_ranks="256"
 cg_ranks=""
+iterations=1
+warmup_below=1024
+full_up_to=1024
+parts="latency overlap regional cg"
 platform=""
 nic=""
 build=1
+quick=0
 out="$root/results/simulation-$(date -u +%Y%m%d-%H%M%S)"
-selectors="${TRIBUTARY_SMPI_SELECTORS:-ompi mpich mvapich2 impi}"
+selectors="${TRIBUTARY_SMPI_SELECTORS:-ompi mpich mvapich2 impi default}"
+own_selector=default
 own_allreduce="tree,recursive_doubling,knomial4,rabenseifner4,rabenseifner16,node_aware_recursive_doubling"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --ranks) ranks="$2"; shift 2 ;;
     --sizes) sizes="$2"; shift 2 ;;
+    --reduce-ranks) reduce_ranks="$2"; shift 2 ;;
+    --allgather-ranks) allgather_ranks="$2"; shift 2 ;;
+    --overlap-ranks) overlap_ranks="$2"; shift 2 ;;
+    --cg-ranks) cg_ranks="$2"; shift 2 ;;
     --parts) parts="$2"; shift 2 ;;
-    --collectives) collectives="$2"; shift 2 ;;
     --variants-allreduce) own_allreduce="$2"; shift 2 ;;
+    --full-up-to) full_up_to="$2"; shift 2 ;;
     --platform) platform="$2"; shift 2 ;;
     --nic) nic="$2"; shift 2 ;;
     --no-build) build=0; shift ;;
     --iterations) iterations="$2"; shift 2 ;;
+    --warmup-below) warmup_below="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    --cg-ranks) cg_ranks="$2"; shift 2 ;;
-    --quick) ranks="64"; sizes="8 4096 262144"; selectors="ompi mpich"; cg_ranks="16 64"; shift ;;
-    *) sed -n '2,25p' "$0"; exit 2 ;;
+    --quick) quick=1; ranks="64"; sizes="8 4096 262144"; selectors="ompi mpich"
+      reduce_ranks="64"; overlap_ranks="64"; cg_ranks="16 64"; shift ;;
+    *) sed -n '2,41p' "$0"; exit 2 ;;
   esac
 done
-[[ -n "$cg_ranks" ]] || cg_ranks="$ranks"
 mkdir -p "$out"
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 has() { [[ " $1 " == *" $2 "* ]]; }
@@ -72,7 +98,7 @@ launch=("$root/simulation/smpirun.sh")
 [[ -n "$nic" ]] && launch+=(--nic "$nic")
 # A run that fails (a wrong result, a crash) is logged and the sweep goes on.
 run() { "${launch[@]}" "$@" || { log "FAILED: smpirun.sh $*"; return 0; }; }
-csv_sizes=$(echo $sizes | tr ' ' ',')
+csv() { echo $* | tr ' ' ','; }
 
 header() { [[ -s "$out/$1" ]] || echo "$2" >"$out/$1"; }
 header latency.csv "kind,collective,variant,ranks,nodes,bytes,median_s,min_s,max_s,selector"
@@ -80,56 +106,97 @@ header overlap.csv "kind,collective,variant,ranks,nodes,bytes,t_pure,t_cpu,t_ove
 header regional.csv "kind,collective,variant,ranks,nodes,lists,median_s,min_s,max_s"
 header cg.csv "kind,variant,ranks,nodes,n,strips,iterations,s_per_iteration"
 
-for np in $ranks; do
-  if has "$parts" latency; then
-    for coll in $collectives; do
-      # Every own schedule up to 16 KiB; above, only those that can be fast there (a slow one
-      # polls for a long simulated time, which costs wall time in proportion).
-      case $coll in
-        allreduce) own="$own_allreduce"; large="tree,rabenseifner4,rabenseifner16"; raw="MPI_Allreduce" ;;
-        reduce) own="tree,knomial4,knomial16,reduce_scatter_gather4,reduce_scatter_gather16"
-          large="tree,reduce_scatter_gather4,reduce_scatter_gather16"; raw="MPI_Reduce" ;;
-        allgather) own="tree,recursive_doubling,ring"; large="tree,ring"; raw="MPI_Allgather" ;;
-      esac
-      # Allgather results grow with the rank count: keep them under 16 MiB per rank.
-      s="$csv_sizes"
-      [[ $coll == allgather ]] && s=$(for b in $sizes; do ((b * np <= 16777216)) && echo -n "$b,"; done)
-      small=$(echo "$s" | tr ',' '\n' | awk 'NF && $1 <= 16384' | paste -sd, -)
-      big=$(echo "$s" | tr ',' '\n' | awk 'NF && $1 > 16384' | paste -sd, -)
-      # Own schedules at DebugLevel::none (no length check), like the MPI library's calls.
-      log "latency: $coll at $np ranks, own schedules"
-      [[ -n "$small" ]] && run -n "$np" "$bench" latency --collective $coll --variants "$own" \
-        --sizes "$small" --iterations $iterations --debug none | sed 's/$/,tributary/' >>"$out/latency.csv"
-      [[ -n "$big" ]] && run -n "$np" "$bench" latency --collective $coll --variants "$large" \
-        --sizes "$big" --iterations $iterations --debug none | sed 's/$/,tributary/' >>"$out/latency.csv"
-      for sel in $selectors; do
-        log "latency: $coll at $np ranks, MPI library under selector $sel"
-        run -n "$np" --coll-selector "$sel" "$bench" latency --collective $coll --variants "$raw" \
-          --sizes "$s" --iterations $iterations | sed "s/\$/,$sel/" >>"$out/latency.csv"
-      done
-    done
-  fi
+# The method's checks, at 64 ranks, before any figure: own schedules give the same times
+# under SMPI's default selector and under ompi, and with and without a warm-up iteration;
+# so do the MPI library's rows with and without a warm-up (SMPI builds its view of the nodes
+# in the harness's first collective, before any timed one). "The same" is within 1 %: the
+# simulator keeps time to 1 ns (surf/precision), so a message that arrives within a
+# nanosecond of a poll is seen then or one poll (16 ns) later, depending on the absolute
+# time of the common start.
+same() {  # latency rows $1 and $2 agree within 1 % at every variant and size
+  paste -d, <(echo "$1") <(echo "$2") | awk -F, '{ d = $16 / $7 - 1; if (d < 0) d = -d
+    if ($3 != $12 || $6 != $15 || d > 0.01) { print "differs: " $0; bad = 1 } } END { exit bad }'
+}
+if has "$parts" latency && ((!quick)); then
+  log "check: the own rows under the default and the ompi selector, with and without a warm-up"
+  v=tree,knomial4,node_aware_recursive_doubling
+  a=$("${launch[@]}" -n 64 --coll-selector default "$bench" latency --variants $v \
+    --sizes 8,4096,65536 --iterations 1 --warmup 1 --debug none)
+  b=$("${launch[@]}" -n 64 --coll-selector ompi "$bench" latency --variants $v \
+    --sizes 8,4096,65536 --iterations 1 --warmup 0 --debug none)
+  same "$a" "$b" || { log "the own rows depend on the selector or the warm-up: not valid"; exit 1; }
+  echo "$a" >"$out/check-own.txt"
+  for sel in ompi mvapich2; do
+    log "check: MPI_Allreduce under $sel with and without a warm-up"
+    a=$("${launch[@]}" -n 64 --coll-selector $sel "$bench" latency --variants MPI_Allreduce \
+      --sizes 8,65536 --iterations 1 --warmup 1)
+    b=$("${launch[@]}" -n 64 --coll-selector $sel "$bench" latency --variants MPI_Allreduce \
+      --sizes 8,65536 --iterations 1 --warmup 0)
+    same "$a" "$b" || { log "MPI_Allreduce under $sel depends on the warm-up: not valid"; exit 1; }
+    echo "$a" >>"$out/check-mpi.txt"
+  done
+fi
+
+# One collective at one rank count: own schedules (every one up to 16 KiB; above, the
+# schedules that can be fast there, and only the tree above --full-up-to ranks), then the
+# blocking MPI call under every selector.
+latency() {
+  local coll=$1 np=$2 own large raw s small big warm=1
+  ((np >= warmup_below)) && warm=0
+  case $coll in
+    allreduce) own="$own_allreduce"; large="tree,rabenseifner4,rabenseifner16"; raw="MPI_Allreduce" ;;
+    reduce) own="tree,knomial4,knomial16,reduce_scatter_gather4,reduce_scatter_gather16"
+      large="tree,reduce_scatter_gather4,reduce_scatter_gather16"; raw="MPI_Reduce" ;;
+    allgather) own="tree,recursive_doubling,ring"; large="tree,ring"; raw="MPI_Allgather" ;;
+  esac
+  ((np > full_up_to)) && large="tree"
+  # Allgather results grow with the rank count: keep them under 16 MiB per rank.
+  s=$(csv $sizes)
+  [[ $coll == allgather ]] && s=$(for b in $sizes; do ((b * np <= 16777216)) && echo -n "$b,"; done)
+  small=$(echo "$s" | tr ',' '\n' | awk 'NF && $1 <= 16384' | paste -sd, -)
+  big=$(echo "$s" | tr ',' '\n' | awk 'NF && $1 > 16384' | paste -sd, -)
+  # Own schedules at DebugLevel::none (no length check), like the MPI library's calls.
+  log "latency: $coll at $np ranks, own schedules"
+  [[ -n "$small" ]] && run -n "$np" --coll-selector $own_selector "$bench" latency --collective $coll \
+    --variants "$own" --sizes "$small" --iterations $iterations --warmup $warm --debug none |
+    sed 's/$/,tributary/' >>"$out/latency.csv"
+  [[ -n "$big" ]] && run -n "$np" --coll-selector $own_selector "$bench" latency --collective $coll \
+    --variants "$large" --sizes "$big" --iterations $iterations --warmup $warm --debug none |
+    sed 's/$/,tributary/' >>"$out/latency.csv"
+  for sel in $selectors; do
+    log "latency: $coll at $np ranks, MPI library under selector $sel"
+    run -n "$np" --coll-selector "$sel" "$bench" latency --collective $coll --variants "$raw" \
+      --sizes "$s" --iterations $iterations --warmup $warm | sed "s/\$/,$sel/" >>"$out/latency.csv"
+  done
+}
+
+if has "$parts" latency; then
+  for np in $ranks; do latency allreduce "$np"; done
+  for np in $reduce_ranks; do latency reduce "$np"; done
+  for np in $allgather_ranks; do latency allgather "$np"; done
+fi
+for np in $overlap_ranks; do
   if has "$parts" overlap; then
     # SMPI's MPI_Iallreduce sends the whole buffer to and from every peer (p^2 messages in
-    # flight): at 256 ranks and above it is measured up to 16 KiB only.
+    # flight), whatever the selector.
     log "overlap at $np ranks"
-    run -n "$np" "$bench" overlap --variants "tree,recursive_doubling" \
-      --sizes "8,512,4096,16384,65536" --iterations $iterations --debug none >>"$out/overlap.csv"
-    isizes="8,512,4096,16384,65536"
-    ((np >= 256)) && isizes="8,512,4096,16384"
-    run -n "$np" "$bench" overlap --variants "MPI_Iallreduce" --sizes "$isizes" \
+    osizes=$(for b in 8 512 4096 16384 65536; do echo -n "$b,"; done)
+    run -n "$np" --coll-selector $own_selector "$bench" overlap --variants "tree,recursive_doubling" \
+      --sizes "$osizes" --iterations $iterations --debug none >>"$out/overlap.csv"
+    run -n "$np" "$bench" overlap --variants "MPI_Iallreduce" --sizes "$osizes" \
       --iterations $iterations >>"$out/overlap.csv"
   fi
   if has "$parts" regional; then
     for lists in 8 64; do
       log "regional combine at $np ranks, $lists lists"
-      run -n "$np" "$bench" regional --lists $lists --iterations $iterations >>"$out/regional.csv"
+      run -n "$np" --coll-selector $own_selector "$bench" regional --lists $lists \
+        --iterations $iterations >>"$out/regional.csv"
     done
   fi
 done
 
 # Weak scaling: n = 64 sqrt(p), so every rank holds 64 x 64 points in 4 strips.
-if has "$parts" cg; then
+if has "$parts" cg && [[ -n "$cg_ranks" ]]; then
   for np in $cg_ranks; do
     n=$(awk -v p="$np" 'BEGIN { printf "%d", 64 * sqrt(p) + 0.5 }')
     log "cg_poisson at $np ranks (${n}x${n} grid, $((4 * np)) strips)"
@@ -160,6 +227,8 @@ awk -F, -v a="$alpha" -v b="$beta" -v la="$local_alpha" -v lb="$local_beta" \
   "$out/latency.csv" >"$out/bound.csv"
 
 log "summary and plots"
+# The rank counts at which a collective was measured.
+measured() { awk -F, -v c="$1" 'NR > 1 && $2 == c { print $4 }' "$out/latency.csv" | sort -n -u; }
 {
   echo "# Tributary on simulated clusters"
   echo
@@ -169,9 +238,8 @@ log "summary and plots"
   echo
   echo "## Latency (from a common start to the last rank's completion), µs"
   echo
-  for np in $ranks; do
-    for coll in $collectives; do
-      grep -q "^latency,$coll,[^,]*,$np," "$out/latency.csv" || continue
+  for coll in allreduce reduce allgather; do
+    for np in $(measured "$coll"); do
       echo "### $coll, $np ranks"
       echo
       awk -F, -v np=$np -v c=$coll 'FILENAME !~ /bound/ && FNR > 1 && $2 == c && $4 == np {
@@ -216,9 +284,8 @@ log "summary and plots"
 } >"$out/summary.md"
 
 if command -v gnuplot >/dev/null && [[ $(wc -l <"$out/latency.csv") -gt 1 ]]; then
-  for np in $ranks; do
-    for coll in $collectives; do
-      grep -q "^latency,$coll,[^,]*,$np," "$out/latency.csv" || continue
+  for coll in allreduce reduce allgather; do
+    for np in $(measured "$coll"); do
       plot=""
       for v in $(awk -F, -v np=$np -v c=$coll 'NR > 1 && $2 == c && $4 == np { k = $3 "@" $10; if (!(k in s)) { s[k] = 1; print k } }' "$out/latency.csv"); do
         name=${v%@*}; sel=${v#*@}
@@ -247,7 +314,7 @@ EOF
   # Allreduce latency against the rank count (when several were run), at the smallest and
   # the largest size: the built-in tree, the fastest SMPI selector's MPI_Allreduce at each
   # rank count, and the lower bound.
-  if [[ $(echo $ranks | wc -w) -gt 1 ]]; then
+  if [[ $(measured allreduce | wc -l) -gt 1 ]]; then
     plot=""
     for b in $(echo $sizes | tr ' ' '\n' | sort -n | sed -n '1p;$p' | sort -un); do
       f="$out/.ranks-tree-$b.dat"

@@ -7,12 +7,13 @@
 # then gives 16Ki-128Ki ranks, beside the lower bound of scripts/run-simulation.sh.
 #   simulation/project.sh --tool build/nompi/src/tools/tributary-selection \
 #       --out DIR latency.csv [latency.csv ...]
-#   [--held-out 4096] [--variants "tree rabenseifner4 ..."] [--platform FILE]
-# Writes DIR/projection.csv, DIR/projection.md and DIR/projection.png (gnuplot).
+#   [--held-out 4096] [--variants "tree rabenseifner4 ..."] [--platform FILE] [--png FILE]
+# Writes DIR/projection.csv, DIR/projection.md and DIR/projection.png (gnuplot), and copies
+# the plot to FILE where given (docs/img/simulated-latency-vs-ranks.png in docs/simulation.md).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-tool="" out="" held=4096 platform="$here/platforms/cluster-16x16.xml"
-variants="tree recursive_doubling knomial4 rabenseifner4 rabenseifner16"
+tool="" out="" held=4096 platform="$here/platforms/cluster-16x16.xml" png=""
+variants="tree recursive_doubling knomial4 rabenseifner4 rabenseifner16 node_aware_recursive_doubling"
 files=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -21,11 +22,12 @@ while [[ $# -gt 0 ]]; do
     --held-out) held="$2"; shift 2 ;;
     --variants) variants="$2"; shift 2 ;;
     --platform) platform="$2"; shift 2 ;;
-    -*) sed -n '2,11p' "$0"; exit 2 ;;
+    --png) png="$2"; shift 2 ;;
+    -*) sed -n '2,12p' "$0"; exit 2 ;;
     *) files+=("$1"); shift ;;
   esac
 done
-[[ -n "$tool" && -n "$out" && ${#files[@]} -gt 0 ]] || { sed -n '2,11p' "$0"; exit 2; }
+[[ -n "$tool" && -n "$out" && ${#files[@]} -gt 0 ]] || { sed -n '2,12p' "$0"; exit 2; }
 mkdir -p "$out"
 profile=$(mktemp); trap 'rm -f "$profile"' EXIT
 "$here/network-profile.sh" "$platform" >"$profile"
@@ -112,5 +114,6 @@ set key top left
 plot ${plot%, }
 EOF
   rm -f "$out"/.*.dat
+  [[ -n "$png" ]] && cp "$out/projection.png" "$png"
 fi
 echo "projection: $out/projection.md, $out/projection.csv, $out/projection.png" >&2

@@ -36,7 +36,19 @@ void DefaultErrorHandler(int rank, const std::string& message) {
 #if TRIBUTARY_HAVE_MPI
 MPI_Comm DupOwned(MPI_Comm comm, int* created) {
   MPI_Comm dup = MPI_COMM_NULL;
+#if TRIBUTARY_HAVE_SMPI
+  // SimGrid SMPI's MPI_Comm_dup gives every rank its own copy of the group's tables, 12 B
+  // per rank of the communicator (O(p^2) in all: 3.2 GB at 16384 simulated ranks);
+  // MPI_Comm_create over the communicator's own group makes the same communicator (a new
+  // context, no attributes to copy) on the group every rank already holds.
+  MPI_Group group = MPI_GROUP_NULL;
+  CheckMpi(MPI_Comm_group(comm, &group), "MPI_Comm_group");
+  const int rc = MPI_Comm_create(comm, group, &dup);
+  MPI_Group_free(&group);
+  CheckMpi(rc, "MPI_Comm_create");
+#else
   CheckMpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+#endif
   CheckMpi(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   ++*created;
   return dup;
@@ -251,17 +263,20 @@ Context::Context(ContextOptions options)
   const int pool = d.options.communicator_pool;
   for (int i = 0; i < pool; ++i)
     d.lanes.push_back(i == 0 ? d.comm : detail::DupOwned(comm, &d.comms_created));
-  if (d.options.schedule_params.node_aware || d.options.ranks_per_node > 0)
+  // A tree that tests the node layout, or the built-in choice between the single-machine
+  // and the cluster tree, needs the node facts. Where the communicator spans nodes they
+  // come from the node layout, which a node-aware leaf then uses: the ranks are split by
+  // node once (each split gathers to one root: at 4096 simulated ranks a split is seconds
+  // of wall time). On one node the layout is freed again.
+  using Pred = SelectionTree::Pred;
+  const bool forced = d.options.schedule_params.node_aware || d.options.ranks_per_node > 0;
+  const bool need_facts = builtin || tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
+                          tree.Tests(static_cast<std::uint8_t>(Pred::node_count)) ||
+                          tree.UsesNodeAware();
+  if (forced || (need_facts && d.size > 1))
     d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
                                      d.options.hardware_node_order, &d.comms_created);
-  // A tree that tests the node layout, or the built-in choice between the single-machine
-  // and the cluster tree, costs one temporary communicator here (freed at once).
-  using Pred = SelectionTree::Pred;
-  d.facts = detail::NodeFacts(
-      comm, d.comm, d.size, d.nodes.get(),
-      builtin || tree.Tests(static_cast<std::uint8_t>(Pred::ranks_per_node)) ||
-          tree.Tests(static_cast<std::uint8_t>(Pred::node_count)) || tree.UsesNodeAware(),
-      &d.comms_created);
+  d.facts = detail::NodeFacts(comm, d.comm, d.size, d.nodes.get(), need_facts, &d.comms_created);
   if (builtin && d.facts.node_count > 1)
     tree = SelectionTree::Parse(SelectionTree::BuiltinJson(d.facts),
                                 "built-in cluster selection tree");
@@ -270,9 +285,11 @@ Context::Context(ContextOptions options)
     d.selection[c] = tree.Prune(d.facts, static_cast<Collective>(c));
     node_aware_leaf = node_aware_leaf || d.selection[c].UsesNodeAware();
   }
-  if (node_aware_leaf && !d.nodes && d.facts.node_count > 1 && d.facts.node_count < d.size)
-    d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, 0, d.options.hardware_node_order,
-                                     &d.comms_created);
+  if (!forced && d.nodes &&
+      !(node_aware_leaf && d.facts.node_count > 1 && d.facts.node_count < d.size)) {
+    detail::FreeNodeLayout(d.nodes.get());
+    d.nodes.reset();
+  }
   const char* log = std::getenv("TRIBUTARY_LOG");
   d.log_selection = log && std::strstr(log, "selection");
   d.mpi_reads_device = detail::ResolveDeviceAwareMpi(comm, d.options.device_aware_mpi);

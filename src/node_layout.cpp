@@ -2,6 +2,7 @@
 // by the Context, collectively) and the node facts the selection tree is pruned with.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "context_impl.hpp"
@@ -14,37 +15,47 @@ namespace tributary::detail {
 #if TRIBUTARY_HAVE_MPI
 namespace {
 
-// Elementwise maximum of 64-bit integers; the last one summed where `state` says so.
-void MaxMaybeSum(const void* state, const void* in, void* inout, std::size_t count) noexcept {
-  const bool sum_last = state != nullptr;
-  const auto* a = static_cast<const std::int64_t*>(in);
-  auto* b = static_cast<std::int64_t*>(inout);
-  for (std::size_t k = 0; k < count; ++k)
-    b[k] = sum_last && k + 1 == count ? a[k] + b[k] : std::max(a[k], b[k]);
-}
-
 // An allreduce of `count` 64-bit integers (the maximum; the last summed with `sum_last`)
-// by Tributary's recursive doubling on point-to-point messages of `comm` at `tag`. Under
-// SimGrid SMPI the first collective on a communicator pays for SMPI's view of its nodes
-// (an MPI_Allreduce took 8.9 s of wall time at 2048 simulated ranks, the next one 1.1 s);
-// messages do not.
+// by recursive doubling on blocking point-to-point messages of `comm` at `tag` (ranks from
+// the largest power of two up fold into the ranks below it first). Under SimGrid SMPI the
+// first collective on a communicator pays for SMPI's view of its nodes (an MPI_Allreduce
+// took 8.9 s of wall time at 2048 simulated ranks, the next one 1.1 s); messages do not.
+// Blocking, not polled: a rank that polls while it waits for a slower one makes the
+// simulator run one event per poll (at 1024 simulated ranks the polls of a Context's
+// start-up cost more wall time than everything else in it).
 void AgreeOverRanks(MPI_Comm comm, int tag, std::int64_t* values, std::size_t count,
                     bool sum_last) {
-  static const char sum = 1;
-  ScheduleArgs a;
-  a.collective = Collective::allreduce;
-  a.comm = comm;
-  a.tag = tag;
-  a.data = values;
-  a.payload.count = count;
-  a.payload.elem_size = sizeof(std::int64_t);
-  a.payload.combine = &MaxMaybeSum;
-  a.payload.combine_state = sum_last ? &sum : nullptr;
-  a.payload.commutative = true;
-  auto schedule = MakeSchedule(ScheduleKind::recursive_doubling, a);
-  schedule->Start();
-  while (!schedule->Progress()) {
+  int rank = 0, size = 1;
+  CheckMpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  CheckMpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  const int n = static_cast<int>(count);
+  std::vector<std::int64_t> other(count);
+  const auto combine = [&] {
+    for (std::size_t k = 0; k < count; ++k)
+      values[k] = sum_last && k + 1 == count ? values[k] + other[k] : std::max(values[k], other[k]);
+  };
+  int pof2 = 1;
+  while (pof2 <= size / 2) pof2 *= 2;
+  if (rank >= pof2) {
+    CheckMpi(MPI_Send(values, n, MPI_INT64_T, rank - pof2, tag, comm), "MPI_Send");
+    CheckMpi(MPI_Recv(values, n, MPI_INT64_T, rank - pof2, tag, comm, MPI_STATUS_IGNORE),
+             "MPI_Recv");
+    return;
   }
+  const bool folds = rank + pof2 < size;
+  if (folds) {
+    CheckMpi(MPI_Recv(other.data(), n, MPI_INT64_T, rank + pof2, tag, comm, MPI_STATUS_IGNORE),
+             "MPI_Recv");
+    combine();
+  }
+  for (int mask = 1; mask < pof2; mask *= 2) {
+    const int partner = rank ^ mask;
+    CheckMpi(MPI_Sendrecv(values, n, MPI_INT64_T, partner, tag, other.data(), n, MPI_INT64_T,
+                          partner, tag, comm, MPI_STATUS_IGNORE),
+             "MPI_Sendrecv");
+    combine();
+  }
+  if (folds) CheckMpi(MPI_Send(values, n, MPI_INT64_T, rank + pof2, tag, comm), "MPI_Send");
 }
 
 // The node's ranks in hardware order for commutative combines (NodeLayout::by_hardware):
@@ -54,6 +65,8 @@ void AddHardwareOrder(NodeLayout* nodes, int local, int* created) {
   int local_size = 1;
   CheckMpi(MPI_Comm_size(nodes->node, &local_size), "MPI_Comm_size");
   if (local_size < 3) return;  // the leader and one other: hardware order is rank order
+  // Without hwloc no rank knows its position (BoundPosition is -1): nothing to gather.
+  if (!TRIBUTARY_HAVE_HWLOC) return;
   const int mine = local == 0 ? -1 : BoundPosition();
   std::vector<int> pos(static_cast<std::size_t>(local_size));
   CheckMpi(MPI_Allgather(&mine, 1, MPI_INT, pos.data(), 1, MPI_INT, nodes->node), "MPI_Allgather");
@@ -116,25 +129,76 @@ int SplitByNode(MPI_Comm comm, int key, MPI_Comm* node) {
 std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, int per_node,
                                            bool hardware_order, int* created) {
   auto nodes = std::make_unique<NodeLayout>();
+  nodes->size = size;
   if (per_node > 0)
     CheckMpi(MPI_Comm_split(comm, rank / per_node, rank, &nodes->node), "MPI_Comm_split");
   else
     CheckMpi(SplitByNode(comm, rank, &nodes->node), "MPI_Comm_split_type");
   ++*created;
   CheckMpi(MPI_Comm_set_errhandler(nodes->node, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
-  int local = 0;
+  int local = 0, local_size = 1;
   CheckMpi(MPI_Comm_rank(nodes->node, &local), "MPI_Comm_rank");
+  CheckMpi(MPI_Comm_size(nodes->node, &local_size), "MPI_Comm_size");
   if (hardware_order) AddHardwareOrder(nodes.get(), local, created);
+  if (local_size == size) {  // one node: nothing to agree on, and no leaders to connect
+    nodes->largest = nodes->stride = size;
+    return nodes;
+  }
   CheckMpi(MPI_Comm_split(comm, local == 0 ? 0 : MPI_UNDEFINED, rank, &nodes->leaders),
            "MPI_Comm_split");
-  int index = 0;
+  // No table of every rank's node where a formula gives it: a table of p entries per rank
+  // (an allgather) is O(p^2) in all, and under SimGrid SMPI's default selector an
+  // MPI_Allgather is one message between every two ranks (minutes of wall time at 1024
+  // simulated ranks). Each leader checks its own node (the node's ranks as ranks of
+  // `comm`, a local translation), the leaders agree in messages, and each node's leader
+  // tells its ranks: facts = node index, largest node, whether every node is a contiguous
+  // range in node order, whether node i holds ranks i * largest .. (i + 1) * largest - 1
+  // (the last node fewer), node count.
+  std::int64_t facts[5] = {0, local_size, 1, 1, 1};
   if (nodes->leaders != MPI_COMM_NULL) {
     ++*created;
     CheckMpi(MPI_Comm_set_errhandler(nodes->leaders, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    int index = 0;
     CheckMpi(MPI_Comm_rank(nodes->leaders, &index), "MPI_Comm_rank");
+    std::vector<int> locals(static_cast<std::size_t>(local_size)), ranks(locals.size());
+    for (int i = 0; i < local_size; ++i) locals[static_cast<std::size_t>(i)] = i;
+    MPI_Group node_group = MPI_GROUP_NULL, comm_group = MPI_GROUP_NULL;
+    CheckMpi(MPI_Comm_group(nodes->node, &node_group), "MPI_Comm_group");
+    CheckMpi(MPI_Comm_group(comm, &comm_group), "MPI_Comm_group");
+    CheckMpi(
+        MPI_Group_translate_ranks(node_group, local_size, locals.data(), comm_group, ranks.data()),
+        "MPI_Group_translate_ranks");
+    MPI_Group_free(&node_group);
+    MPI_Group_free(&comm_group);
+    bool contiguous = true;
+    for (int i = 0; i < local_size; ++i)
+      contiguous = contiguous && ranks[static_cast<std::size_t>(i)] == rank + i;
+    // The maximum of: the node size, "not contiguous", minus the size of every node but
+    // the last (the one with rank size - 1); and the number of nodes, summed.
+    const bool last = rank + local_size == size;
+    std::int64_t agreed[4] = {local_size, contiguous ? 0 : 1,
+                              last ? std::numeric_limits<std::int64_t>::min() : -local_size, 1};
+    AgreeOverRanks(nodes->leaders, 0, agreed, 4, true);
+    const bool all_contiguous = agreed[1] == 0;
+    facts[0] = index;
+    facts[1] = agreed[0];
+    facts[2] = all_contiguous ? 1 : 0;
+    facts[3] = all_contiguous && (agreed[2] == std::numeric_limits<std::int64_t>::min() ||
+                                  -agreed[2] == agreed[0])
+                   ? 1
+                   : 0;
+    facts[4] = agreed[3];
   }
-  CheckMpi(MPI_Bcast(&index, 1, MPI_INT, 0, nodes->node), "MPI_Bcast");
-  const int mine[2] = {index, local};
+  CheckMpi(MPI_Bcast(facts, 5, MPI_INT64_T, 0, nodes->node), "MPI_Bcast");
+  nodes->largest = static_cast<int>(facts[1]);
+  nodes->contiguous = facts[2] != 0;
+  nodes->count = static_cast<int>(facts[4]);
+  if (facts[3] != 0) {
+    nodes->stride = nodes->largest;
+    return nodes;
+  }
+  // Any other layout: a table of p entries per rank.
+  const int mine[2] = {static_cast<int>(facts[0]), local};
   std::vector<int> all(2 * static_cast<std::size_t>(size));
   CheckMpi(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm), "MPI_Allgather");
   nodes->node_of.resize(static_cast<std::size_t>(size));
@@ -142,11 +206,6 @@ std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, in
   for (std::size_t r = 0; r < static_cast<std::size_t>(size); ++r) {
     nodes->node_of[r] = all[2 * r];
     nodes->local_of[r] = all[2 * r + 1];
-    nodes->count = std::max(nodes->count, all[2 * r] + 1);
-    const bool starts = r == 0 || nodes->node_of[r] != nodes->node_of[r - 1];
-    if (starts ? (nodes->local_of[r] != 0 || (r && nodes->node_of[r] != nodes->node_of[r - 1] + 1))
-               : nodes->local_of[r] != nodes->local_of[r - 1] + 1)
-      nodes->contiguous = false;
   }
   return nodes;
 }
@@ -164,10 +223,8 @@ SelectionFacts NodeFacts(MPI_Comm comm, MPI_Comm p2p, int size, const NodeLayout
   f.node_count = 1;
   f.ranks_per_node = size;  // unknown unless needed: then measured below
   if (nodes) {
-    std::vector<int> per(static_cast<std::size_t>(nodes->count), 0);
-    for (int n : nodes->node_of) ++per[static_cast<std::size_t>(n)];
     f.node_count = nodes->count;
-    f.ranks_per_node = *std::max_element(per.begin(), per.end());
+    f.ranks_per_node = nodes->largest;
     return f;
   }
   if (!needed || size == 1) return f;  // one rank: one node

@@ -38,7 +38,7 @@ std::unique_ptr<Schedule> MakeSchedule(ScheduleKind kind, const ScheduleArgs& ar
       throw UsageError(
           "the nodes are not contiguous rank ranges, so the node-aware form "
           "cannot carry a non-commutative operator");
-    if (args.nodes->count > 1 && args.nodes->count < static_cast<int>(args.nodes->node_of.size()))
+    if (args.nodes->count > 1 && args.nodes->count < args.nodes->size)
       return std::make_unique<NodeAwareSchedule>(kind, args);
   }
   switch (kind) {

@@ -57,8 +57,7 @@ void NodeAwareSchedule::StartLeaders() {
   among.nodes = nullptr;
   among.params.node_aware = false;
   among.finisher = Finisher{};
-  if (among.collective == Collective::reduce)
-    among.root = nodes.node_of[static_cast<std::size_t>(args_.root)];
+  if (among.collective == Collective::reduce) among.root = nodes.NodeOf(args_.root);
   if (!leaders_ || leaders_->Kind() != inner_ || !leaders_->Rearm(among))
     leaders_ = MakeSchedule(inner_, among);
   leaders_->Start();
@@ -77,18 +76,16 @@ void NodeAwareSchedule::AfterLeaders() {
   }
   // Reduce: the leader of the root's node holds the result; a root that is not a leader
   // gets it from there.
-  const auto root = static_cast<std::size_t>(args_.root);
+  const int root = args_.root;
   step_ = Step::done;
-  if (nodes.local_of[root] == 0 ||
-      nodes.node_of[root] != nodes.node_of[static_cast<std::size_t>(rank_)])
-    return;
+  if (nodes.LocalOf(root) == 0 || nodes.NodeOf(root) != nodes.NodeOf(rank_)) return;
   const std::size_t bytes = args_.payload.count * args_.payload.elem_size;
   if (rank_ == args_.root)
     CheckMpi(MPI_Irecv(args_.data, static_cast<int>(bytes), MPI_BYTE, 0, args_.tag + 4, nodes.node,
                        &deliver_),
              "MPI_Irecv");
   else if (nodes.leaders != MPI_COMM_NULL)
-    CheckMpi(MPI_Isend(args_.data, static_cast<int>(bytes), MPI_BYTE, nodes.local_of[root],
+    CheckMpi(MPI_Isend(args_.data, static_cast<int>(bytes), MPI_BYTE, nodes.LocalOf(root),
                        args_.tag + 4, nodes.node, &deliver_),
              "MPI_Isend");
   else

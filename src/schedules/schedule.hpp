@@ -31,10 +31,24 @@ struct NodeLayout {
   /// they are bound to (hwloc), for commutative combines; null where that is rank order,
   /// unknown, or ContextOptions::hardware_node_order is off.
   MPI_Comm by_hardware = MPI_COMM_NULL;
-  int count = 1;              ///< Number of nodes.
-  bool contiguous = true;     ///< Every node is a contiguous range of ranks.
-  std::vector<int> node_of;   ///< Per rank of the communicator: its node.
-  std::vector<int> local_of;  ///< Per rank: its rank within its node.
+  int count = 1;           ///< Number of nodes.
+  int largest = 1;         ///< Ranks on the largest node.
+  int size = 1;            ///< Ranks of the communicator.
+  bool contiguous = true;  ///< Every node is a contiguous range of ranks, in node order.
+  /// Blocked layouts (node i holds ranks i * stride .. i * stride + stride - 1; the last may
+  /// hold fewer) need no table: stride > 0. Otherwise stride is 0 and the tables hold, per
+  /// rank of the communicator, its node and its rank within its node.
+  int stride = 0;
+  std::vector<int> node_of;
+  std::vector<int> local_of;
+  /// The node of rank `r` of the communicator.
+  int NodeOf(int r) const noexcept {
+    return stride > 0 ? r / stride : node_of[static_cast<std::size_t>(r)];
+  }
+  /// The rank of `r` within its node.
+  int LocalOf(int r) const noexcept {
+    return stride > 0 ? r % stride : local_of[static_cast<std::size_t>(r)];
+  }
 };
 #endif
 

@@ -189,8 +189,8 @@ TEST(Ordering, NoCommunicatorIsCreatedPerCycleAndTheContextsAreBounded) {
   EXPECT_EQ(per_context, ctx.CommunicatorsCreated());
 #if TRIBUTARY_HAVE_MPI
   // The Context's communicator and three more for the MPI library's schedule; beside
-  // several ranks, the temporary shared-memory split (freed at once) that tells the
-  // built-in selection tree how many nodes there are.
+  // several ranks, the shared-memory split that tells the built-in selection tree how many
+  // nodes there are (freed at once on one node).
   EXPECT_EQ(per_context, 1 + 3 + (Size() > 1 ? 1 : 0));
 #endif
   for (int cycle = 0; cycle < 500; ++cycle) {
