@@ -9,8 +9,9 @@
 #
 #   scripts/compile-cuda.sh [--reduced] [-B KOKKOS_DIR] [--build DIR]
 #
-# Full (the default, .ci/run's CUDA stage): the library, test_device, test_staged, heat2d,
-# hello_reduce, bench_device and the compile-failure tests; the kernels of test_device,
+# Full (the default, .ci/run's CUDA stage): the library, test_device, test_staged,
+# test_values and test_regional (value types of every kind through nvcc's front end),
+# heat2d, hello_reduce, bench_device and the compile-failure tests; the kernels of test_device,
 # test_staged, heat2d and bench_device checked. --reduced, for a quick check: the library,
 # test_device and heat2d, and their kernels.
 set -euo pipefail
@@ -45,8 +46,8 @@ if ((reduced)); then
   cmake --build "$build" -j "$jobs" --target tributary test_device heat2d
   programs=("$build/tests/device/test_device" "$build/example_apps/heat2d")
 else
-  cmake --build "$build" -j "$jobs" --target tributary test_device test_staged heat2d \
-    hello_reduce bench_device
+  cmake --build "$build" -j "$jobs" --target tributary test_device test_staged test_values \
+    test_regional heat2d hello_reduce bench_device
   ctest --test-dir "$build" --output-on-failure -L compile_fail
   # The programs that contribute on the device (hello_reduce contributes on the host).
   programs=("$build/tests/device/test_device" "$build/tests/device/test_staged"

@@ -144,9 +144,8 @@ one_backend() {
   t0=$(date +%s)
   cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" \
     -DKokkos_ROOT="$kokkos" -DCMAKE_PREFIX_PATH="$kokkos" "${mpi[@]}" "${cxxflags[@]}" >&2
-  local targets=(tributary test_device test_staged hello_reduce histogram_swap particle_regions
-    heat2d cg_poisson bench_device)
-  ((run)) && targets+=(test_values test_regional)
+  local targets=(tributary test_device test_staged test_values test_regional hello_reduce
+    histogram_swap particle_regions heat2d cg_poisson bench_device)
   cmake --build "$build" -j "$TRIBUTARY_JOBS" --target "${targets[@]}" >&2
   t_build=$(($(date +%s) - t0))
 

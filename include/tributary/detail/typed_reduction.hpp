@@ -244,7 +244,7 @@ class TypedReduction {
   void StartOnValue(const Op& op, Collective collective, int root, const T* input = nullptr) {
     if (input == &val) input = nullptr;  // the usual in-place start
     ArmHandWired(op, collective, root);
-    const T& source = input ? *input : val;
+    const T& source = InputOr(val, input);
     if constexpr (kExactCapable) {
       if (exact_) {  // the source is read when the window is agreed (in flight until then)
         message_.BeginExact(Traits::Size(source)).single = Traits::Data(source);
@@ -422,12 +422,18 @@ class TypedReduction {
     LaunchFrom(target, combine_error);
   }
 
+  // `*input` where given, else `fallback`, both as const T: a conditional between a
+  // `const E[N]` and an `E[N]` lvalue decays both to pointers in nvcc's front end.
+  static const T& InputOr(const T& fallback, const T* input) noexcept {
+    return input ? *input : fallback;
+  }
+
   // Launches the network phase on `source`; with `input` (a reduce's root) the contribution
   // is read from there and `source` (val) receives the result.
   void LaunchFrom(T& source, const std::string& combine_error = std::string(),
                   bool read_only = false, const T* input = nullptr) {
     Context& ctx = *core_->Ctx();
-    const std::size_t count = Traits::Size(input ? *input : source);
+    const std::size_t count = Traits::Size(InputOr(source, input));
     if constexpr (Traits::dynamic)
       if (input) Traits::Resize(source, count);
     LaunchSpec spec = SpecOf(count);
@@ -435,7 +441,7 @@ class TypedReduction {
       message_.SetPlain(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count,
                         read_only, *op_);
     else
-      message_.SetPacked(&spec, Traits::Data(input ? *input : source), count, ctx.Rank(), *op_,
+      message_.SetPacked(&spec, Traits::Data(InputOr(source, input)), count, ctx.Rank(), *op_,
                          combine_error);
     core_->Launch(spec);
   }
