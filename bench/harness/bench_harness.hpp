@@ -10,7 +10,12 @@
 //  - Output: a markdown table on stdout (rank 0) and CSV rows appended to a file.
 #pragma once
 
+#include "tributary/config.hpp"
+#if TRIBUTARY_HAVE_MPI
 #include <mpi.h>
+#else
+#include "one_process_mpi.hpp"
+#endif
 
 // SimGrid SMPI defines exit(x) as a macro in every file; it would rename CLI11's App::exit.
 #ifdef exit
