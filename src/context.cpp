@@ -17,16 +17,6 @@
 namespace tributary {
 namespace detail {
 
-bool MpiFinalized() noexcept {
-#if TRIBUTARY_HAVE_MPI
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  return finalized != 0;
-#else
-  return false;
-#endif
-}
-
 namespace {
 
 void DefaultErrorHandler(int rank, const std::string& message) {
@@ -57,20 +47,10 @@ MPI_Comm DupOwned(MPI_Comm comm, int* created) {
 
 }  // namespace
 
-void ContextImpl::Register(ReductionCore* core, int* id, int* slot) {
-  std::lock_guard<std::mutex> lock(registry_mutex);
+bool Registry::Add(ReductionCore* core, int max_slots, int* id, int* slot) {
   auto free_slot = std::find(slot_used.begin(), slot_used.end(), 0);
   if (free_slot == slot_used.end()) {
-    if (static_cast<int>(slot_used.size()) >= MaxSlots()) {
-      std::ostringstream msg;
-      msg << "rank " << rank << ": cannot create " << core->Name() << ": " << slot_used.size()
-          << " reduction objects are alive on this Context, as many as the MPI library's tag "
-             "space holds";
-#if TRIBUTARY_HAVE_MPI
-      msg << " (MPI_TAG_UB = " << tag_ub << ")";
-#endif
-      throw UsageError(msg.str());
-    }
+    if (static_cast<int>(slot_used.size()) >= max_slots) return false;
     free_slot = slot_used.insert(slot_used.end(), 0);
   }
   *free_slot = 1;
@@ -78,38 +58,34 @@ void ContextImpl::Register(ReductionCore* core, int* id, int* slot) {
   *id = next_object_id++;
   objects.push_back(core);
   members.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void Registry::Remove(ReductionCore* core, int slot) noexcept {
+  objects.erase(std::remove(objects.begin(), objects.end(), core), objects.end());
+  members.store(static_cast<int>(objects.size() + pollers.size()), std::memory_order_relaxed);
+  if (slot >= 0 && slot < static_cast<int>(slot_used.size()))
+    slot_used[static_cast<std::size_t>(slot)] = 0;
+  while (!slot_used.empty() && slot_used.back() == 0) slot_used.pop_back();
+}
+
+void ContextImpl::Register(ReductionCore* core, int* id, int* slot) {
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (registry.Add(core, net.MaxSlots(), id, slot)) return;
+  std::ostringstream msg;
+  msg << "rank " << rank << ": cannot create " << core->Name() << ": " << registry.slot_used.size()
+      << " reduction objects are alive on this Context, as many as the MPI library's tag "
+         "space holds";
+#if TRIBUTARY_HAVE_MPI
+  msg << " (MPI_TAG_UB = " << net.tag_ub << ")";
+#endif
+  throw UsageError(msg.str());
 }
 
 void ContextImpl::Unregister(ReductionCore* core) noexcept {
-  std::lock_guard<std::mutex> lock(registry_mutex);
-  objects.erase(std::remove(objects.begin(), objects.end(), core), objects.end());
-  members.store(static_cast<int>(objects.size() + pollers.size()), std::memory_order_relaxed);
-  if (core->PoolSlot() >= 0 && core->PoolSlot() < static_cast<int>(slot_used.size()))
-    slot_used[static_cast<std::size_t>(core->PoolSlot())] = 0;
-  while (!slot_used.empty() && slot_used.back() == 0) slot_used.pop_back();
-  reported.erase(core->ObjectId());
-  awaited_seen.erase(core->ObjectId());
-}
-
-int ContextImpl::MaxSlots() const noexcept {
-#if TRIBUTARY_HAVE_MPI
-  return std::max(1, (tag_ub / kTagsPerSchedule - 1) / kGenerationsInTag);
-#else
-  return std::numeric_limits<int>::max();
-#endif
-}
-
-int ContextImpl::TagFor(int slot, std::uint64_t generation) const noexcept {
-  const auto g = static_cast<int>(generation % kGenerationsInTag);
-  return (1 + slot * kGenerationsInTag + g) * kTagsPerSchedule;
-}
-
-bool ContextImpl::HasLane(int slot) const noexcept {
-#if TRIBUTARY_HAVE_MPI
-  return LaneFor(slot) != MPI_COMM_NULL;
-#else
-  return slot >= 0 && slot < options.communicator_pool;
-#endif
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.Remove(core, core->PoolSlot());
+  control.Forget(core->ObjectId());
 }
 
 SelectionChoice LibraryStandIn(Collective collective, std::size_t bytes) noexcept {
@@ -132,59 +108,21 @@ SelectionChoice LibraryStandIn(Collective collective, std::size_t bytes) noexcep
   return c;
 }
 
-bool ContextImpl::MayCallMpi() const noexcept {
-#if TRIBUTARY_HAVE_MPI
-  return thread_level >= MPI_THREAD_SERIALIZED || std::this_thread::get_id() == owner_thread;
-#else
-  return true;
-#endif
-}
-
 void AddPoller(Context& ctx, void* self, PollFn poll) {
-  auto& d = ctx.Impl();
-  std::lock_guard<std::mutex> lock(d.registry_mutex);
-  d.pollers.push_back(ContextImpl::Poller{self, poll});
-  d.members.fetch_add(1, std::memory_order_relaxed);
+  Registry& r = ctx.Impl().registry;
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.pollers.push_back(Registry::Poller{self, poll});
+  r.members.fetch_add(1, std::memory_order_relaxed);
 }
 
 void RemovePoller(Context& ctx, void* self) noexcept {
-  auto& d = ctx.Impl();
-  std::lock_guard<std::mutex> lock(d.registry_mutex);
-  d.pollers.erase(std::remove_if(d.pollers.begin(), d.pollers.end(),
-                                 [self](const ContextImpl::Poller& p) { return p.self == self; }),
-                  d.pollers.end());
-  d.members.store(static_cast<int>(d.objects.size() + d.pollers.size()), std::memory_order_relaxed);
+  Registry& r = ctx.Impl().registry;
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.pollers.erase(std::remove_if(r.pollers.begin(), r.pollers.end(),
+                                 [self](const Registry::Poller& p) { return p.self == self; }),
+                  r.pollers.end());
+  r.members.store(static_cast<int>(r.objects.size() + r.pollers.size()), std::memory_order_relaxed);
 }
-
-void ContextImpl::CheckThread() const {
-#if TRIBUTARY_HAVE_MPI
-  if (thread_level >= MPI_THREAD_SERIALIZED) return;
-  if (std::this_thread::get_id() == owner_thread) return;
-  throw UsageError("rank " + std::to_string(rank) +
-                   ": a reduction was started or checked from a thread other than the one "
-                   "that created its Context, but " +
-                   ThreadLevelAdvice(thread_level));
-#endif
-}
-
-#if TRIBUTARY_HAVE_MPI
-std::string ThreadLevelAdvice(int level) {
-  if (TRIBUTARY_HAVE_SMPI)
-    return "under SimGrid SMPI a simulated rank calls MPI from its own thread only: start "
-           "and check reductions on the thread that created the Context";
-  const std::string name = level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED"
-                           : level == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE"
-                                                        : std::to_string(level);
-  return "MPI provides only " + name +
-         " (plain MPI_Init gives no more), under which no other thread may call MPI. "
-         "Initialise MPI first, before any library does: `int provided = 0; "
-         "MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);` and check "
-         "provided >= MPI_THREAD_SERIALIZED (a framework that calls MPI_Init only when "
-         "MPI_Initialized says no, such as Parthenon's ParthenonInit, keeps it); or start and "
-         "check reductions only on the thread that created the Context (docs/reductions.md, "
-         "\"Threads\")";
-}
-#endif
 
 void ContextImpl::HandleError(const std::string& message) noexcept {
   try {
@@ -206,9 +144,10 @@ Context::Context(ContextOptions options)
     : impl_(std::make_unique<detail::ContextImpl>()) {
   impl_->options = std::move(options);
   impl_->handler = impl_->options.error_handler;
-  impl_->owner_thread = std::this_thread::get_id();
+  impl_->net.owner_thread = std::this_thread::get_id();
   if (impl_->options.communicator_pool < 0)
     throw UsageError("ContextOptions::communicator_pool must not be negative");
+  impl_->net.pool = impl_->options.communicator_pool;
   const SelectionTree tree = detail::LoadSelection(impl_->options.selection_file);
   for (int c = 0; c < 3; ++c)
     impl_->selection[c] = tree.Prune(impl_->facts, static_cast<Collective>(c));
@@ -224,7 +163,7 @@ Context::Context(ContextOptions options)
   auto& d = *impl_;
   d.options = std::move(options);
   d.handler = d.options.error_handler;
-  d.owner_thread = std::this_thread::get_id();
+  d.net.owner_thread = std::this_thread::get_id();
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized || detail::MpiFinalized())
@@ -234,18 +173,19 @@ Context::Context(ContextOptions options)
   int inter = 0;
   detail::CheckMpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
   if (inter) throw UsageError("tributary::Context: intercommunicators are not supported");
-  detail::CheckMpi(MPI_Query_thread(&d.thread_level), "MPI_Query_thread");
+  detail::CheckMpi(MPI_Query_thread(&d.net.thread_level), "MPI_Query_thread");
 #if TRIBUTARY_HAVE_SMPI
   // SMPI runs every simulated rank on its own simulated actor; an MPI call from any other
   // thread (a progress thread, a worker of the threaded executor) is not supported
   // whatever level it reports, so only the creating thread may poll.
-  d.thread_level = std::min(d.thread_level, static_cast<int>(MPI_THREAD_FUNNELED));
+  d.net.thread_level = std::min(d.net.thread_level, static_cast<int>(MPI_THREAD_FUNNELED));
 #endif
   // Below SERIALIZED one thread makes every call (CheckThread): an uncontended lock per
   // poll would only slow the poll loop (about 120 ns of a 1.6 us cycle at 2 ranks).
-  d.serialize_mpi = d.thread_level == MPI_THREAD_SERIALIZED;
-  d.user = comm;
+  d.net.serialize_mpi = d.net.thread_level == MPI_THREAD_SERIALIZED;
+  d.net.user = comm;
   detail::CheckMpi(MPI_Comm_rank(comm, &d.rank), "MPI_Comm_rank");
+  d.net.rank = d.rank;
   detail::CheckMpi(MPI_Comm_size(comm, &d.size), "MPI_Comm_size");
   if (d.options.ranks_per_node < 0)
     throw UsageError("ContextOptions::ranks_per_node must not be negative");
@@ -255,14 +195,14 @@ Context::Context(ContextOptions options)
   void* attr = nullptr;
   int flag = 0;
   detail::CheckMpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &attr, &flag), "MPI_Comm_get_attr");
-  if (flag && attr) d.tag_ub = *static_cast<int*>(attr);
+  if (flag && attr) d.net.tag_ub = *static_cast<int*>(attr);
   // One communicator: the schedules and the control plane by tag, lane 0 of the MPI
   // library's schedule; each further lane of the pool is one more (each MPI_Comm_dup costs
   // memory in proportion to the ranks in some libraries, SimGrid SMPI among them).
-  d.comm = detail::DupOwned(comm, &d.comms_created);
-  const int pool = d.options.communicator_pool;
-  for (int i = 0; i < pool; ++i)
-    d.lanes.push_back(i == 0 ? d.comm : detail::DupOwned(comm, &d.comms_created));
+  d.net.comm = detail::DupOwned(comm, &d.net.comms_created);
+  d.net.pool = d.options.communicator_pool;
+  for (int i = 0; i < d.net.pool; ++i)
+    d.net.lanes.push_back(i == 0 ? d.net.comm : detail::DupOwned(comm, &d.net.comms_created));
   // A tree that tests the node layout, or the built-in choice between the single-machine
   // and the cluster tree, needs the node facts. Where the communicator spans nodes they
   // come from the node layout, which a node-aware leaf then uses: the ranks are split by
@@ -274,9 +214,10 @@ Context::Context(ContextOptions options)
                           tree.Tests(static_cast<std::uint8_t>(Pred::node_count)) ||
                           tree.UsesNodeAware();
   if (forced || (need_facts && d.size > 1))
-    d.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
-                                     d.options.hardware_node_order, &d.comms_created);
-  d.facts = detail::NodeFacts(comm, d.comm, d.size, d.nodes.get(), need_facts, &d.comms_created);
+    d.net.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
+                                         d.options.hardware_node_order, &d.net.comms_created);
+  d.facts = detail::NodeFacts(comm, d.net.comm, d.size, d.net.nodes.get(), need_facts,
+                              &d.net.comms_created);
   if (builtin && d.facts.node_count > 1)
     tree = SelectionTree::Parse(SelectionTree::BuiltinJson(d.facts),
                                 "built-in cluster selection tree");
@@ -285,14 +226,14 @@ Context::Context(ContextOptions options)
     d.selection[c] = tree.Prune(d.facts, static_cast<Collective>(c));
     node_aware_leaf = node_aware_leaf || d.selection[c].UsesNodeAware();
   }
-  if (!forced && d.nodes &&
+  if (!forced && d.net.nodes &&
       !(node_aware_leaf && d.facts.node_count > 1 && d.facts.node_count < d.size)) {
-    detail::FreeNodeLayout(d.nodes.get());
-    d.nodes.reset();
+    detail::FreeNodeLayout(d.net.nodes.get());
+    d.net.nodes.reset();
   }
   const char* log = std::getenv("TRIBUTARY_LOG");
   d.log_selection = log && std::strstr(log, "selection");
-  d.mpi_reads_device = detail::ResolveDeviceAwareMpi(comm, d.options.device_aware_mpi);
+  d.net.mpi_reads_device = detail::ResolveDeviceAwareMpi(comm, d.options.device_aware_mpi);
   detail::TraceOpen(this, d.options, d.rank, d.size);
   if (d.options.progress == ProgressPolicy::thread) d.StartProgressThread(this);
 }
@@ -300,23 +241,23 @@ Context::Context(ContextOptions options)
 
 Context::~Context() {
   auto& d = *impl_;
-  d.StopProgressThread();
+  d.registry.StopProgressThread();
   {
-    std::lock_guard<std::mutex> lock(d.registry_mutex);
-    if (!d.objects.empty()) {
+    std::lock_guard<std::mutex> lock(d.registry.mutex);
+    if (!d.registry.objects.empty()) {
       std::string names;
-      const std::size_t count = d.objects.size();
-      for (auto* core : d.objects) {
+      const std::size_t count = d.registry.objects.size();
+      for (auto* core : d.registry.objects) {
         names += "\n  " + core->Name();
         core->Orphan();
       }
-      d.objects.clear();
+      d.registry.objects.clear();
       // Report without the lock: the handler may do anything.
-      d.registry_mutex.unlock();
+      d.registry.mutex.unlock();
       d.HandleError("rank " + std::to_string(d.rank) + ": tributary::Context destroyed while " +
                     std::to_string(count) +
                     " reduction object(s) still exist; destroy them first:" + names);
-      d.registry_mutex.lock();
+      d.registry.mutex.lock();
     }
   }
   detail::TraceClose(this);
@@ -327,13 +268,8 @@ Context::~Context() {
         "finalising MPI so that its communicators can be freed");
     return;
   }
-  for (auto& send : d.ctrl_sends)
-    if (send->request != MPI_REQUEST_NULL) MPI_Request_free(&send->request);
-  d.ctrl_sends.clear();
-  for (std::size_t i = 1; i < d.lanes.size(); ++i) MPI_Comm_free(&d.lanes[i]);
-  d.lanes.clear();
-  if (d.nodes) detail::FreeNodeLayout(d.nodes.get());
-  if (d.comm != MPI_COMM_NULL) MPI_Comm_free(&d.comm);
+  d.control.FreeSends();
+  d.net.Free();
 #endif
 }
 
@@ -348,32 +284,32 @@ const SelectionTree& Context::Selection(Collective collective) const noexcept {
 const SelectionFacts& Context::Facts() const noexcept { return impl_->facts; }
 
 const ContextOptions& Context::Options() const noexcept { return impl_->options; }
-int Context::CommunicatorsCreated() const noexcept { return impl_->comms_created; }
+int Context::CommunicatorsCreated() const noexcept { return impl_->net.comms_created; }
 
 int Context::NodeCount() const noexcept {
 #if TRIBUTARY_HAVE_MPI
-  if (impl_->nodes) return impl_->nodes->count;
+  if (impl_->net.nodes) return impl_->net.nodes->count;
 #endif
   return 1;
 }
 
-bool Context::MpiReadsDeviceMemory() const noexcept { return impl_->mpi_reads_device; }
+bool Context::MpiReadsDeviceMemory() const noexcept { return impl_->net.mpi_reads_device; }
 
 bool Context::NodeInHardwareOrder() const noexcept {
 #if TRIBUTARY_HAVE_MPI
-  return impl_->nodes && impl_->nodes->by_hardware != MPI_COMM_NULL;
+  return impl_->net.nodes && impl_->net.nodes->by_hardware != MPI_COMM_NULL;
 #else
   return false;
 #endif
 }
 
 int Context::LiveObjects() const noexcept {
-  std::lock_guard<std::mutex> lock(impl_->registry_mutex);
-  return static_cast<int>(impl_->objects.size());
+  std::lock_guard<std::mutex> lock(impl_->registry.mutex);
+  return static_cast<int>(impl_->registry.objects.size());
 }
 
 #if TRIBUTARY_HAVE_MPI
-MPI_Comm Context::Comm() const noexcept { return impl_->user; }
+MPI_Comm Context::Comm() const noexcept { return impl_->net.user; }
 #endif
 
 }  // namespace tributary

@@ -26,7 +26,7 @@ void AbortJob(const ContextImpl* context, int code, const std::string& text) noe
     // The report travels through the launcher's pipes; Hydra, unlike ORTE, stops reading
     // them once a rank aborts. A short pause costs nothing on a path that ends the job.
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    MPI_Abort(context != nullptr ? context->user : MPI_COMM_WORLD, code);
+    MPI_Abort(context != nullptr ? context->net.user : MPI_COMM_WORLD, code);
   }
 #else
   (void)context;
@@ -35,24 +35,31 @@ void AbortJob(const ContextImpl* context, int code, const std::string& text) noe
 }
 
 #if TRIBUTARY_HAVE_MPI
-void ContextImpl::SendControl(int dest, ControlKind kind, const std::string& text) {
+void ControlPlane::Send(int dest, ControlKind kind, const std::string& text) {
   auto send = std::make_unique<PendingSend>();
   send->text.reserve(text.size() + 1);
   send->text.push_back(static_cast<char>(kind));
   send->text += text;
   CheckMpi(MPI_Isend(send->text.data(), static_cast<int>(send->text.size()), MPI_CHAR, dest,
-                     kControlTag, comm, &send->request),
+                     kControlTag, context_.net.comm, &send->request),
            "MPI_Isend");
-  ctrl_sends.push_back(std::move(send));
+  sends_.push_back(std::move(send));
 }
 
-void ContextImpl::PollControl() {
+void ControlPlane::FreeSends() noexcept {
+  for (auto& send : sends_)
+    if (send->request != MPI_REQUEST_NULL) MPI_Request_free(&send->request);
+  sends_.clear();
+}
+
+void ControlPlane::Poll() {
   // Completed sends release their buffers.
-  for (auto it = ctrl_sends.begin(); it != ctrl_sends.end();) {
+  for (auto it = sends_.begin(); it != sends_.end();) {
     int done = 0;
     CheckMpi(MPI_Test(&(*it)->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    it = done ? ctrl_sends.erase(it) : std::next(it);
+    it = done ? sends_.erase(it) : std::next(it);
   }
+  const MPI_Comm comm = context_.net.comm;
   for (;;) {
     int flag = 0;
     MPI_Status status;
@@ -69,17 +76,17 @@ void ContextImpl::PollControl() {
     text.erase(0, 1);
     const int from = status.MPI_SOURCE;
     if (kind == kCtrlFailure) {
-      if (!failed.exchange(true)) {
-        failure_text = text;
-        failure_origin = from;
+      if (!failed_.exchange(true)) {
+        failure_text_ = text;
+        failure_origin_ = from;
       }
-      acks_owed.push_back(from);  // once this rank's generations have failed (SettleFailure)
+      acks_owed_.push_back(from);  // once this rank's generations have failed (Settle)
     } else if (kind == kCtrlAck) {
-      if (acks_needed > 0) --acks_needed;
+      if (acks_needed_ > 0) --acks_needed_;
     } else if (kind == kCtrlRelease) {
-      released = true;
+      released_ = true;
     } else if (kind == kCtrlQuery) {
-      SendControl(from, kCtrlStatus, AnswerQuery(text));
+      Send(from, kCtrlStatus, AnswerQuery(text));
     } else if (kind == kCtrlStatus) {
       TakeAnswer(from, text);
     }
@@ -87,70 +94,79 @@ void ContextImpl::PollControl() {
 }
 #endif
 
-void ContextImpl::FailAll(const std::string& text, bool remote, int origin, bool defer) noexcept {
-  std::lock_guard<std::mutex> lock(registry_mutex);
-  for (ReductionCore* core : objects) core->FailGeneration(text, remote, origin, defer);
+void ControlPlane::FailAll(const std::string& text, bool remote, int origin, bool defer) noexcept {
+  Registry& registry = context_.registry;
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  for (ReductionCore* core : registry.objects) core->FailGeneration(text, remote, origin, defer);
 }
 
-void ContextImpl::FailHere(const std::string& text) {
+void ControlPlane::FailHere(const std::string& text) {
+  const int rank = context_.rank;
+  const int size = context_.size;
   {
-    std::lock_guard<std::mutex> lock(registry_mutex);
-    if (failed.exchange(true)) return;
-    failure_text = text;
-    failure_origin = rank;
+    std::lock_guard<std::mutex> lock(context_.registry.mutex);
+    if (failed_.exchange(true)) return;
+    failure_text_ = text;
+    failure_origin_ = rank;
   }
 #if TRIBUTARY_HAVE_MPI
   {
-    std::lock_guard<std::mutex> mpi(mpi_mutex);
-    acks_needed = size - 1;
+    std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
+    acks_needed_ = size - 1;
     for (int r = 0; r < size; ++r)
-      if (r != rank) SendControl(r, kCtrlFailure, text);
+      if (r != rank) Send(r, kCtrlFailure, text);
   }
 #endif
   FailAll(text, false, rank, /*defer=*/size > 1);
 }
 
-void ContextImpl::SettleFailure() {
+void ControlPlane::Settle() {
 #if TRIBUTARY_HAVE_MPI
+  const int rank = context_.rank;
   bool launch = false;
   {
-    std::lock_guard<std::mutex> mpi(mpi_mutex);
-    for (int r : acks_owed) SendControl(r, kCtrlAck, "");
-    acks_owed.clear();
-    if (failure_origin == rank && acks_needed == 0 && !release_sent) {
-      release_sent = true;
-      for (int r = 0; r < size; ++r)
-        if (r != rank) SendControl(r, kCtrlRelease, "");
-      released = true;
+    std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
+    for (int r : acks_owed_) Send(r, kCtrlAck, "");
+    acks_owed_.clear();
+    if (failure_origin_ == rank && acks_needed_ == 0 && !release_sent_) {
+      release_sent_ = true;
+      for (int r = 0; r < context_.size; ++r)
+        if (r != rank) Send(r, kCtrlRelease, "");
+      released_ = true;
     }
-    launch = released && !launched_abandoned;
-    if (launch) launched_abandoned = true;  // once
+    launch = released_ && !launched_abandoned_;
+    if (launch) launched_abandoned_ = true;  // once
   }
   if (launch) {
-    std::lock_guard<std::mutex> lock(registry_mutex);
-    for (auto* core : objects) core->LaunchAbandoned();
+    std::lock_guard<std::mutex> lock(context_.registry.mutex);
+    for (auto* core : context_.registry.objects) core->LaunchAbandoned();
   }
 #endif
 }
 
 #if TRIBUTARY_HAVE_MPI
-void ContextImpl::ReceiveControl() {
+void ControlPlane::Receive() {
   std::string failure;
   int origin = -1;
   {
-    std::lock_guard<std::mutex> lock(registry_mutex);
-    std::lock_guard<std::mutex> mpi(mpi_mutex);
-    const bool was_failed = failed.load();
-    PollControl();
-    if (!was_failed && failed.load()) {
-      failure = failure_text;
-      origin = failure_origin;
+    std::lock_guard<std::mutex> lock(context_.registry.mutex);
+    std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
+    const bool was_failed = failed_.load();
+    Poll();
+    if (!was_failed && failed_.load()) {
+      failure = failure_text_;
+      origin = failure_origin_;
     }
   }
   if (origin >= 0) FailAll(failure, true, origin, /*defer=*/true);
-  if (failed.load()) SettleFailure();
+  if (failed_.load()) Settle();
 }
 #endif
+
+void ControlPlane::Forget(int id) noexcept {
+  reported_.erase(id);
+  awaited_seen_.erase(id);
+}
 
 }  // namespace detail
 
@@ -158,7 +174,7 @@ void Context::ReportFailure(const std::string& message) {
   auto& d = *impl_;
   const std::string text = "rank " + std::to_string(d.rank) + " failed: " + message;
   if (d.options.on_failure == FailurePolicy::abort) detail::AbortJob(&d, 1, text);
-  d.FailHere(text);
+  d.control.FailHere(text);
 }
 
 }  // namespace tributary

@@ -17,7 +17,7 @@ TaskStatus Context::Execute(TaskCollection& tasks, Executor& executor) {
   struct Hooked {
     std::atomic<int>& runs;
     ~Hooked() { runs.fetch_sub(1, std::memory_order_relaxed); }
-  } hooked{impl_->hooked_runs};
+  } hooked{impl_->registry.hooked_runs};
   hooked.runs.fetch_add(1, std::memory_order_relaxed);
   TaskStatus status = TaskStatus::fail;
   try {

@@ -14,24 +14,25 @@ namespace detail {
 
 void AdvanceOthers(Context& ctx, const void* self) noexcept {
   auto& d = ctx.Impl();
-  if (d.size == 1 || d.members.load(std::memory_order_relaxed) <= 1 || !d.MayCallMpi()) return;
-  if (CurrentSweep() != 0 && d.hooked_runs.load(std::memory_order_relaxed) > 0) return;
+  Registry& r = d.registry;
+  if (d.size == 1 || r.members.load(std::memory_order_relaxed) <= 1 || !d.net.MayCallMpi()) return;
+  if (CurrentSweep() != 0 && r.hooked_runs.load(std::memory_order_relaxed) > 0) return;
   // Busy: another thread is progressing the Context (or registering); it advances them.
-  std::unique_lock<std::mutex> lock(d.registry_mutex, std::try_to_lock);
+  std::unique_lock<std::mutex> lock(r.mutex, std::try_to_lock);
   if (!lock) return;
-  const std::size_t n = d.objects.size() + d.pollers.size();
+  const std::size_t n = r.objects.size() + r.pollers.size();
   for (std::size_t step = 1; step <= n; ++step) {
-    const std::size_t k = (d.next_turn + step) % n;
-    if (k < d.objects.size()) {
-      ReductionCore* core = d.objects[k];
+    const std::size_t k = (r.next_turn + step) % n;
+    if (k < r.objects.size()) {
+      ReductionCore* core = r.objects[k];
       if (core == self || !core->NetworkActive()) continue;
-      d.next_turn = k;
+      r.next_turn = k;
       core->Advance();
       return;
     }
-    const ContextImpl::Poller& p = d.pollers[k - d.objects.size()];
+    const Registry::Poller& p = r.pollers[k - r.objects.size()];
     if (p.self == self) continue;
-    d.next_turn = k;
+    r.next_turn = k;
     p.poll(p.self);
     return;
   }
@@ -42,7 +43,7 @@ namespace {
 
 void ProgressLoop(Context* ctx) {
   auto& d = ctx->Impl();
-  while (!d.progress_stop.load(std::memory_order_acquire)) {
+  while (!d.registry.progress_stop.load(std::memory_order_acquire)) {
     try {
       ctx->Progress();
     } catch (...) {
@@ -60,14 +61,14 @@ void ContextImpl::StartProgressThread(Context* ctx) {
     throw UsageError(
         "ProgressPolicy::thread is not available under SimGrid SMPI: a "
         "simulated rank cannot call MPI from a std::thread; use polling");
-  if (size > 1 && thread_level < MPI_THREAD_SERIALIZED)
+  if (size > 1 && net.thread_level < MPI_THREAD_SERIALIZED)
     throw UsageError("ProgressPolicy::thread calls MPI from a thread of its own, but " +
-                     ThreadLevelAdvice(thread_level));
-  progress_thread = std::thread(ProgressLoop, ctx);
+                     ThreadLevelAdvice(net.thread_level));
+  registry.progress_thread = std::thread(ProgressLoop, ctx);
 }
 #endif
 
-void ContextImpl::StopProgressThread() noexcept {
+void Registry::StopProgressThread() noexcept {
   if (!progress_thread.joinable()) return;
   progress_stop.store(true, std::memory_order_release);
   progress_thread.join();
@@ -78,26 +79,26 @@ void ContextImpl::StopProgressThread() noexcept {
 void Context::Progress() {
   auto& d = *impl_;
   {
-    std::lock_guard<std::mutex> lock(d.registry_mutex);
+    std::lock_guard<std::mutex> lock(d.registry.mutex);
     const std::uint64_t sweep = CurrentSweep();
-    for (auto* core : d.objects)
+    for (auto* core : d.registry.objects)
       if (core->NetworkActive() && (sweep == 0 || !core->PolledInSweep(sweep))) core->Advance();
-    if (d.MayCallMpi())
-      for (const auto& p : d.pollers) p.poll(p.self);
+    if (d.net.MayCallMpi())
+      for (const auto& p : d.registry.pollers) p.poll(p.self);
   }
   // Failure notices, watchdog queries and the watchdog's clock are rare and not urgent:
   // they are looked at on every 16th call only, which keeps an idle sweep's hook cheap.
-  const bool poll_control = --d.control_countdown <= 0;
-  if (poll_control) d.control_countdown = 16;
+  const bool poll_control = --d.registry.control_countdown <= 0;
+  if (poll_control) d.registry.control_countdown = 16;
 #if TRIBUTARY_HAVE_MPI
   if (d.size > 1 && poll_control) {
-    d.CheckThread();
-    d.ReceiveControl();
+    d.net.CheckThread();
+    d.control.Receive();
   }
 #endif
-  if (poll_control && d.options.watchdog.count() > 0) d.RunWatchdog();
-  if (d.failed.load() && d.failure_origin != d.rank)
-    throw RemoteError(d.failure_origin, d.failure_text);
+  if (poll_control && d.options.watchdog.count() > 0) d.control.RunWatchdog();
+  if (d.control.Failed() && d.control.FailureOrigin() != d.rank)
+    throw RemoteError(d.control.FailureOrigin(), d.control.FailureText());
 }
 
 void Context::WaitAll() {
@@ -105,14 +106,14 @@ void Context::WaitAll() {
   for (;;) {
     bool active = false;
     {
-      std::lock_guard<std::mutex> lock(d.registry_mutex);
-      for (auto* core : d.objects)
+      std::lock_guard<std::mutex> lock(d.registry.mutex);
+      for (auto* core : d.registry.objects)
         active = active || core->NetworkActive() || core->AwaitingClient();
     }
     if (!active) return;
     {
-      std::lock_guard<std::mutex> lock(d.registry_mutex);
-      for (auto* core : d.objects)
+      std::lock_guard<std::mutex> lock(d.registry.mutex);
+      for (auto* core : d.registry.objects)
         if (core->AwaitingClient()) core->PollClient();
     }
     Progress();

@@ -79,7 +79,7 @@ ReductionCore::~ReductionCore() {
 }
 
 bool ReductionCore::HasLibraryLane() const noexcept {
-  return ctx_ && ctx_->Impl().HasLane(pool_slot_);
+  return ctx_ && ctx_->Impl().net.HasLane(pool_slot_);
 }
 
 std::string ReductionCore::Name() const {
@@ -172,8 +172,9 @@ void ReductionCore::Arm(int expected, int per_list) {
     throw UsageError(Where() + ": expected contributions must be >= 0, not " +
                      std::to_string(expected));
   auto& impl = ctx_->Impl();
-  if (impl.failed.load())
-    throw RemoteError(impl.failure_origin, "cannot start " + Name() + ": " + impl.failure_text);
+  if (impl.control.Failed())
+    throw RemoteError(impl.control.FailureOrigin(),
+                      "cannot start " + Name() + ": " + impl.control.FailureText());
   std::lock_guard<ObjectLock> lock(mutex_);
   ++generation_;
   expected_ = expected;
@@ -259,12 +260,12 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     return;  // nothing to send: Check finishes at once
   }
 #if TRIBUTARY_HAVE_MPI
-  impl.CheckThread();
-  auto mpi = impl.LockMpi();
+  impl.net.CheckThread();
+  auto mpi = impl.net.LockMpi();
   try {
     Message::Env env;
-    env.comm = impl.comm;
-    env.tag = impl.TagFor(pool_slot_, Generation());
+    env.comm = impl.net.comm;
+    env.tag = Network::TagFor(pool_slot_, Generation());
     env.rank = impl.rank;
     env.size = impl.size;
     env.debug = impl.options.debug;
@@ -313,8 +314,8 @@ bool ReductionCore::AdvanceLocked() {
 #if TRIBUTARY_HAVE_MPI
   auto& impl = ctx_->Impl();
   if (impl.size > 1) {
-    impl.CheckThread();
-    auto mpi = impl.LockMpi();
+    impl.net.CheckThread();
+    auto mpi = impl.net.LockMpi();
     // The message's steps (agreement rounds, the schedule, a retry) until one has to wait.
     Message::Next next = Message::Next::wait;
     if (message_->Waiting()) {
@@ -397,8 +398,9 @@ TaskStatus ReductionCore::Incomplete() {
   if (!ctx_) return TaskStatus::incomplete;
   const unsigned polls = idle_polls_.load(std::memory_order_relaxed) + 1;
   idle_polls_.store(polls, std::memory_order_relaxed);
-  if ((polls & 255u) == 0 && ctx_->Impl().MayCallMpi() &&
-      (CurrentSweep() == 0 || ctx_->Impl().hooked_runs.load(std::memory_order_relaxed) == 0))
+  if ((polls & 255u) == 0 && ctx_->Impl().net.MayCallMpi() &&
+      (CurrentSweep() == 0 ||
+       ctx_->Impl().registry.hooked_runs.load(std::memory_order_relaxed) == 0))
     ctx_->Progress();
   else
     AdvanceOthers(*ctx_, this);
@@ -407,11 +409,12 @@ TaskStatus ReductionCore::Incomplete() {
 
 TaskStatus ReductionCore::AwaitStart(std::uint64_t generation) {
   awaited_.store(generation, std::memory_order_relaxed);
-  if (ctx_ && ctx_->Impl().failed.load()) {
+  if (ctx_ && ctx_->Impl().control.Failed()) {
     const auto& impl = ctx_->Impl();
-    throw RemoteError(impl.failure_origin,
-                      Where() + ": polled for generation " + std::to_string(generation) +
-                          ", which will not start after the failure: " + impl.failure_text);
+    throw RemoteError(
+        impl.control.FailureOrigin(),
+        Where() + ": polled for generation " + std::to_string(generation) +
+            ", which will not start after the failure: " + impl.control.FailureText());
   }
   return Incomplete();
 }

@@ -55,14 +55,14 @@ ScheduleDecision ScheduleService::Choose(const ScheduleRequest& request, int slo
     // A node-aware leaf runs flat where the communicator has one node or one rank per node.
 #if TRIBUTARY_HAVE_MPI
     if (c.params.node_aware &&
-        (!impl.nodes || impl.nodes->count <= 1 || impl.nodes->count >= impl.size))
+        (!impl.net.nodes || impl.net.nodes->count <= 1 || impl.net.nodes->count >= impl.size))
       c.params.node_aware = false;
 #endif
   }
   // The MPI library's collectives need a communicator whose collective order agrees on
   // every rank; objects beyond the pool (ContextOptions::communicator_pool) take one of
   // Tributary's schedules instead, chosen from what every rank knows alike.
-  if (c.kind == ScheduleKind::mpi_library && !impl.HasLane(slot)) {
+  if (c.kind == ScheduleKind::mpi_library && !impl.net.HasLane(slot)) {
     if (request.device_memory)
       throw UsageError("device memory to the MPI library without a communicator of the pool");
     c = LibraryStandIn(request.collective, request.bytes);
@@ -88,9 +88,9 @@ void ScheduleService::Log(const std::string& where, const ScheduleRequest& reque
 #if TRIBUTARY_HAVE_MPI
 void ScheduleService::Place(ScheduleKind kind, int slot, std::uint64_t generation,
                             ScheduleArgs* args) const {
-  args->comm = kind == ScheduleKind::mpi_library ? context_.LaneFor(slot) : context_.comm;
-  args->tag = context_.TagFor(slot, generation);
-  args->nodes = context_.nodes.get();
+  args->comm = kind == ScheduleKind::mpi_library ? context_.net.LaneFor(slot) : context_.net.comm;
+  args->tag = Network::TagFor(slot, generation);
+  args->nodes = context_.net.nodes.get();
 }
 
 void ScheduleRun::Start(ScheduleKind kind, ScheduleArgs args, bool read_only, int rank, int size) {

@@ -11,10 +11,11 @@
 
 namespace tributary::detail {
 
-void ContextImpl::Report(const std::string& text) noexcept {
+void ControlPlane::Report(const std::string& text) noexcept {
+  const int rank = context_.rank;
   try {
-    if (options.report_handler) {
-      options.report_handler("rank " + std::to_string(rank) + ": " + text);
+    if (context_.options.report_handler) {
+      context_.options.report_handler("rank " + std::to_string(rank) + ": " + text);
       return;
     }
   } catch (...) {
@@ -23,9 +24,11 @@ void ContextImpl::Report(const std::string& text) noexcept {
   std::fflush(stderr);
 }
 
-void WatchdogReport(Context& ctx, const std::string& text) noexcept { ctx.Impl().Report(text); }
+void WatchdogReport(Context& ctx, const std::string& text) noexcept {
+  ctx.Impl().control.Report(text);
+}
 
-std::string ContextImpl::WatchdogLine(const ReductionCore* core, std::uint64_t generation) {
+std::string ControlPlane::WatchdogLine(const ReductionCore* core, std::uint64_t generation) {
   if (!core) return "has no such object (objects must be created in the same order on every rank)";
   const std::uint64_t current = core->Generation();
   const std::string at = "generation " + std::to_string(current) + " " + ToString(core->State());
@@ -40,7 +43,7 @@ std::string ContextImpl::WatchdogLine(const ReductionCore* core, std::uint64_t g
   return core->Status();
 }
 
-std::string ContextImpl::AnswerQuery(const std::string& asked) const {
+std::string ControlPlane::AnswerQuery(const std::string& asked) const {
   std::istringstream in(asked);
   std::uint64_t number = 0;
   in >> number;
@@ -50,19 +53,19 @@ std::string ContextImpl::AnswerQuery(const std::string& asked) const {
   std::uint64_t generation = 0;
   while (in >> object >> generation) {
     const ReductionCore* found = nullptr;
-    for (const auto* core : objects)
+    for (const auto* core : context_.registry.objects)
       if (core->ObjectId() == object) found = core;
     out << object << " " << WatchdogLine(found, generation) << "\n";
   }
   return out.str();
 }
 
-void ContextImpl::TakeAnswer(int from, const std::string& answer) {
+void ControlPlane::TakeAnswer(int from, const std::string& answer) {
   std::istringstream in(answer);
   std::uint64_t number = 0;
   in >> number;
-  if (number == 0 || number != query.number) return;  // an answer to an earlier report
-  auto& lines = query.answers[from];
+  if (number == 0 || number != query_.number) return;  // an answer to an earlier report
+  auto& lines = query_.answers[from];
   std::string line;
   std::getline(in, line);
   while (std::getline(in, line)) {
@@ -92,19 +95,22 @@ std::string Seconds(double s) {
 }
 }  // namespace
 
-void ContextImpl::RunWatchdog() {
-  if (failed.load()) return;  // after a failure nothing waits any more
+void ControlPlane::RunWatchdog() {
+  if (failed_.load()) return;  // after a failure nothing waits any more
+  const ContextOptions& options = context_.options;
+  const int rank = context_.rank;
+  const int size = context_.size;
   const double timeout = options.watchdog.count();
   const auto now = WatchdogClock();
   std::string text;
   {
-    std::lock_guard<std::mutex> lock(registry_mutex);
-    if (query.number == 0) {
+    std::lock_guard<std::mutex> lock(context_.registry.mutex);
+    if (query_.number == 0) {
       // What this rank waits for: generations started and not complete, and polls waiting
       // for a start. One report names them all once one of them is overdue.
       WatchdogQuery q;
       bool overdue = false;
-      for (auto* core : objects) {
+      for (auto* core : context_.registry.objects) {
         const Phase phase = core->State();
         const std::uint64_t current = core->Generation();
         const std::uint64_t awaited = core->AwaitedGeneration();
@@ -115,20 +121,20 @@ void ContextImpl::RunWatchdog() {
         if (phase == Phase::collecting || phase == Phase::in_flight) {
           e.generation = current;
           age = core->SecondsArmed(now);
-          awaited_seen.erase(e.object);
+          awaited_seen_.erase(e.object);
         } else if (awaited > current) {
           e.generation = awaited;
           awaiting = true;
-          auto seen = awaited_seen.find(e.object);
-          if (seen == awaited_seen.end() || seen->second.first != awaited)
-            seen = awaited_seen.insert_or_assign(e.object, std::make_pair(awaited, now)).first;
+          auto seen = awaited_seen_.find(e.object);
+          if (seen == awaited_seen_.end() || seen->second.first != awaited)
+            seen = awaited_seen_.insert_or_assign(e.object, std::make_pair(awaited, now)).first;
           age = std::chrono::duration<double>(now - seen->second.second).count();
         } else {
-          awaited_seen.erase(e.object);
+          awaited_seen_.erase(e.object);
           continue;
         }
-        const auto done = reported.find(e.object);
-        if (done != reported.end() && done->second == std::make_pair(e.generation, awaiting))
+        const auto done = reported_.find(e.object);
+        if (done != reported_.end() && done->second == std::make_pair(e.generation, awaiting))
           continue;  // once a generation
         overdue = overdue || age >= timeout;
         e.header =
@@ -139,43 +145,43 @@ void ContextImpl::RunWatchdog() {
         q.entries.push_back(std::move(e));
       }
       if (!overdue) return;
-      q.number = ++queries_sent;
+      q.number = ++queries_sent_;
       q.asked_at = now;
-      query = std::move(q);
+      query_ = std::move(q);
 #if TRIBUTARY_HAVE_MPI
       std::ostringstream ask;
-      ask << query.number;
-      for (const auto& e : query.entries) ask << " " << e.object << " " << e.generation;
-      std::lock_guard<std::mutex> mpi(mpi_mutex);
+      ask << query_.number;
+      for (const auto& e : query_.entries) ask << " " << e.object << " " << e.generation;
+      std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
       for (int r = 0; r < size; ++r)
-        if (r != rank) SendControl(r, kCtrlQuery, ask.str());
+        if (r != rank) Send(r, kCtrlQuery, ask.str());
 #endif
     }
     // Wait for every answer, or give the others as long again as the time-out (at most 2 s).
-    const double waited = std::chrono::duration<double>(now - query.asked_at).count();
-    const bool all = static_cast<int>(query.answers.size()) == size - 1;
+    const double waited = std::chrono::duration<double>(now - query_.asked_at).count();
+    const bool all = static_cast<int>(query_.answers.size()) == size - 1;
     if (!all && waited < std::min(timeout, 2.0)) return;
     std::ostringstream report;
-    for (const auto& e : query.entries) {
+    for (const auto& e : query_.entries) {
       report << "watchdog: " << e.header << "\n";
       for (int r = 0; r < size; ++r) {
         report << "  rank " << r << ": ";
         if (r == rank) {
           report << e.mine;
         } else {
-          auto a = query.answers.find(r);
-          auto line = a == query.answers.end() ? std::map<int, std::string>::const_iterator{}
-                                               : a->second.find(e.object);
-          report << (a == query.answers.end() || line == a->second.end()
+          auto a = query_.answers.find(r);
+          auto line = a == query_.answers.end() ? std::map<int, std::string>::const_iterator{}
+                                                : a->second.find(e.object);
+          report << (a == query_.answers.end() || line == a->second.end()
                          ? std::string("no answer (busy outside Tributary, or hung)")
                          : line->second);
         }
         report << "\n";
       }
       const bool awaiting = e.header.find(" is polled but ") != std::string::npos;
-      reported[e.object] = std::make_pair(e.generation, awaiting);
+      reported_[e.object] = std::make_pair(e.generation, awaiting);
     }
-    query = WatchdogQuery{};
+    query_ = WatchdogQuery{};
     text = report.str();
   }
   if (options.on_watchdog == WatchdogAction::report) {
@@ -183,7 +189,7 @@ void ContextImpl::RunWatchdog() {
     return;
   }
   if (options.on_failure == FailurePolicy::abort)
-    AbortJob(this, 2, "rank " + std::to_string(rank) + ": " + text);
+    AbortJob(&context_, 2, "rank " + std::to_string(rank) + ": " + text);
   FailHere(text);
 }
 

@@ -1,0 +1,90 @@
+// The Context's network services (network.hpp): the tag space, the MPI thread rules and
+// freeing the communicators. The communicators are made by the Context's constructor
+// (context.cpp).
+#include "network.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "context_impl.hpp"
+#include "tributary/errors.hpp"
+
+namespace tributary::detail {
+
+bool MpiFinalized() noexcept {
+#if TRIBUTARY_HAVE_MPI
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  return finalized != 0;
+#else
+  return false;
+#endif
+}
+
+int Network::MaxSlots() const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  return std::max(1, (tag_ub / kTagsPerSchedule - 1) / kGenerationsInTag);
+#else
+  return std::numeric_limits<int>::max();
+#endif
+}
+
+int Network::TagFor(int slot, std::uint64_t generation) noexcept {
+  const auto g = static_cast<int>(generation % kGenerationsInTag);
+  return (1 + slot * kGenerationsInTag + g) * kTagsPerSchedule;
+}
+
+bool Network::HasLane(int slot) const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  return LaneFor(slot) != MPI_COMM_NULL;
+#else
+  return slot >= 0 && slot < pool;
+#endif
+}
+
+bool Network::MayCallMpi() const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  return thread_level >= MPI_THREAD_SERIALIZED || std::this_thread::get_id() == owner_thread;
+#else
+  return true;
+#endif
+}
+
+void Network::CheckThread() const {
+#if TRIBUTARY_HAVE_MPI
+  if (thread_level >= MPI_THREAD_SERIALIZED) return;
+  if (std::this_thread::get_id() == owner_thread) return;
+  throw UsageError("rank " + std::to_string(rank) +
+                   ": a reduction was started or checked from a thread other than the one "
+                   "that created its Context, but " +
+                   ThreadLevelAdvice(thread_level));
+#endif
+}
+
+#if TRIBUTARY_HAVE_MPI
+void Network::Free() noexcept {
+  for (std::size_t i = 1; i < lanes.size(); ++i) MPI_Comm_free(&lanes[i]);
+  lanes.clear();
+  if (nodes) FreeNodeLayout(nodes.get());
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
+std::string ThreadLevelAdvice(int level) {
+  if (TRIBUTARY_HAVE_SMPI)
+    return "under SimGrid SMPI a simulated rank calls MPI from its own thread only: start "
+           "and check reductions on the thread that created the Context";
+  const std::string name = level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED"
+                           : level == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE"
+                                                        : std::to_string(level);
+  return "MPI provides only " + name +
+         " (plain MPI_Init gives no more), under which no other thread may call MPI. "
+         "Initialise MPI first, before any library does: `int provided = 0; "
+         "MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);` and check "
+         "provided >= MPI_THREAD_SERIALIZED (a framework that calls MPI_Init only when "
+         "MPI_Initialized says no, such as Parthenon's ParthenonInit, keeps it); or start and "
+         "check reductions only on the thread that created the Context (docs/reductions.md, "
+         "\"Threads\")";
+}
+#endif
+
+}  // namespace tributary::detail
