@@ -40,7 +40,7 @@ constexpr std::size_t kPrefix = kHeaderAt + sizeof(BlockMessageHeader);
 // beyond the MPI library's eager limit) before its bytes move, while copying 16 KiB costs
 // about 1 us. Larger messages go alone, without a copy.
 constexpr std::int32_t kBundle = -1;
-constexpr std::size_t kBundleBody = 16 * 1024;
+constexpr std::size_t kBundleBody = std::size_t{16} * 1024;
 struct BundleRecord {
   std::int32_t to;
   std::uint32_t bytes;

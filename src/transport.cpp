@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -100,12 +101,19 @@ Transport::~Transport() {
     // process.
     const std::size_t n = impl_->requests.size();
     static std::mutex kept_mutex;
-    static auto* kept = new std::vector<std::vector<char>>;  // never freed: MPI may read them
+    // Never freed (MPI may read them), and reachable from here, so not a leak.
+    static auto* kept = new (std::nothrow) std::vector<std::vector<char>>;
     {
       std::lock_guard<std::mutex> lock(kept_mutex);
       for (std::size_t i = 0; i < n; ++i) {
         MPI_Request_free(&impl_->requests[i]);
-        kept->push_back(std::move(impl_->buffers[i]));
+        try {
+          if (!kept) throw std::bad_alloc();
+          kept->push_back(std::move(impl_->buffers[i]));
+        } catch (const std::bad_alloc&) {
+          // Out of memory: the buffer's vector itself is let go of instead.
+          (void)new (std::nothrow) std::vector<char>(std::move(impl_->buffers[i]));
+        }
       }
     }
     ctx_->HandleError((owner_.empty() ? std::string("tributary: an object") : owner_) + ", rank " +
