@@ -45,6 +45,7 @@ void PackedCombine(const void* state, const void* in, void* inout, std::size_t c
   }
 }
 
+#if TRIBUTARY_HAVE_MPI
 namespace {
 
 // Writes the agreement record's hash into the header of the packed message at `data`.
@@ -63,6 +64,7 @@ bool PackedDisagreed(const void* data) noexcept {
 }
 
 }  // namespace
+#endif
 
 Message::Message(std::string object, std::uint64_t object_code)
     : object_(std::move(object)), object_code_(object_code) {

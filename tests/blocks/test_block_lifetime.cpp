@@ -31,9 +31,9 @@ struct Block {
 // sender's buffer when it takes the message, not when the send is posted.
 constexpr std::size_t kValues = std::size_t(1) << 20;  // 8 MiB
 
+#if TRIBUTARY_HAVE_MPI
 std::int64_t Pattern(std::size_t i) { return static_cast<std::int64_t>(i * 2654435761u + 7); }
 
-#if TRIBUTARY_HAVE_MPI
 // Ranks 0 and 1 share a two-block merge: block 1 (rank 1) sends 8 MiB to block 0 (rank 0).
 // Rank 1 runs its send and destroys the object before rank 0 has taken the message, then
 // writes over freed memory of that size; rank 0 takes the message afterwards and must
