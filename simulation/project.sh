@@ -2,17 +2,18 @@
 # Projects allreduce latency beyond the simulated rank counts (docs/simulation.md, "Beyond
 # 4096 ranks"). Per schedule, the cluster model's time (tributary-selection --model: the
 # LogGP-style rounds of src/cluster_model.cpp on the platform's network profile) is fitted to
-# the simulated points with one factor a (least squares of simulated = a x model) on the rank
-# counts below the held-out one; the held-out rank count checks the fit; the fitted model
+# the simulated points with one factor a (the mean of simulated / model) on every simulated
+# rank count but the held-out one, which checks the fit (--held-out 1024: an interpolation
+# between 256 and 4096; --held-out 4096: an extrapolation from 64-1024); the fitted model
 # then gives 16Ki-128Ki ranks, beside the lower bound of scripts/run-simulation.sh.
 #   simulation/project.sh --tool build/nompi/src/tools/tributary-selection \
 #       --out DIR latency.csv [latency.csv ...]
-#   [--held-out 4096] [--variants "tree rabenseifner4 ..."] [--platform FILE] [--png FILE]
+#   [--held-out 1024] [--variants "tree rabenseifner4 ..."] [--platform FILE] [--png FILE]
 # Writes DIR/projection.csv, DIR/projection.md and DIR/projection.png (gnuplot), and copies
-# the plot to FILE where given (docs/img/simulated-latency-vs-ranks.png in docs/simulation.md).
+# the plot to FILE where given (docs/images/simulated-latency-vs-ranks.png in docs/simulation.md).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-tool="" out="" held=4096 platform="$here/platforms/cluster-16x16.xml" png=""
+tool="" out="" held=1024 platform="$here/platforms/cluster-16x16.xml" png=""
 variants="tree recursive_doubling knomial4 rabenseifner4 rabenseifner16 node_aware_recursive_doubling"
 files=()
 while [[ $# -gt 0 ]]; do
@@ -64,20 +65,26 @@ done)
     print "kind,variant,ranks,bytes,seconds" > csv
     print "| schedule | factor a (fit) | held-out " held " ranks: simulated / fitted model, µs |" > md
     print "|---|---:|---|" > md
+    ns = 0; for (n in S) SZ[++ns] = n + 0
+    for (i = 2; i <= ns; ++i) for (j = i; j > 1 && SZ[j] < SZ[j - 1]; --j) { t = SZ[j]; SZ[j] = SZ[j - 1]; SZ[j - 1] = t }
     for (i = 1; i <= nv; ++i) { v = V[i]; num = 0; den = 0
-      for (k in s) { split(k, f, SUBSEP); if (f[1] != v || f[2] + 0 >= held + 0) continue
+      # One factor per schedule: the mean of simulated / model over the fitted points, so
+      # that every size weighs alike.
+      for (k in s) { split(k, f, SUBSEP); if (f[1] != v || f[2] + 0 == held + 0) continue
         if (!((v SUBSEP f[2] SUBSEP f[3]) in m)) continue
-        num += s[k] * m[v, f[2], f[3]]; den += m[v, f[2], f[3]] ^ 2 }
+        num += s[k] / m[v, f[2], f[3]]; ++den }
       if (den == 0) continue
       fit[v] = num / den; check = ""
-      for (k in s) { split(k, f, SUBSEP); if (f[1] != v || f[2] + 0 != held + 0) continue
-        pred = fit[v] * m[v, f[2], f[3]]
-        check = check sprintf("%s%d B: %.2f / %.2f (%+.0f %%)", check == "" ? "" : "; ", f[3], s[k] * 1e6, pred * 1e6, 100 * (pred / s[k] - 1))
-        printf "heldout,%s,%d,%d,%.9g,%.9g\n", v, f[2], f[3], s[k], pred > csv }
+      for (z = 1; z <= ns; ++z) { k = v SUBSEP held SUBSEP SZ[z]; if (!(k in s) || !(k in m)) continue
+        pred = fit[v] * m[k]
+        check = check sprintf("%s%d B: %.2f / %.2f (%+.1f %%)", check == "" ? "" : "; ", SZ[z], s[k] * 1e6, pred * 1e6, 100 * (pred / s[k] - 1))
+        printf "heldout,%s,%d,%d,%.9g,%.9g\n", v, held, SZ[z], s[k], pred > csv }
       printf "| %s | %.3f | %s |\n", v, fit[v], check == "" ? "not simulated" : check > md
       for (k in s) { split(k, f, SUBSEP); if (f[1] == v) printf "sim,%s,%d,%d,%.9g\n", v, f[2], f[3], s[k] > csv }
       for (j = 1; j <= np; ++j) for (n in S) if ((v SUBSEP PR[j] SUBSEP n) in m)
-        printf "projected,%s,%d,%d,%.9g\n", v, PR[j], n, fit[v] * m[v, PR[j], n] > csv }
+        printf "projected,%s,%d,%d,%.9g\n", v, PR[j], n, fit[v] * m[v, PR[j], n] > csv
+      for (q in P) for (n in S) if ((v SUBSEP q SUBSEP n) in m)
+        printf "fitted,%s,%d,%d,%.9g\n", v, q, n, fit[v] * m[v, q, n] > csv }
     for (j = 1; j <= np; ++j) for (n in S) printf "bound,lower_bound,%d,%d,%.9g\n", PR[j], n, bound(PR[j], n) > csv
     for (p in P) for (n in S) printf "bound,lower_bound,%d,%d,%.9g\n", p, n, bound(p, n) > csv
   }'
@@ -95,22 +102,26 @@ done)
 if command -v gnuplot >/dev/null; then
   plot=""
   for n in 8 65536 1048576; do
+    c=$(case $n in 8) echo "#1f77b4" ;; 65536) echo "#2ca02c" ;; *) echo "#d62728" ;; esac)
     awk -F, -v n=$n '$1 == "sim" && $2 == "tree" && $4 == n { print $3, $5 * 1e6 }' "$out/projection.csv" | sort -n >"$out/.sim-$n.dat"
-    awk -F, -v n=$n '$1 == "projected" && $2 == "tree" && $4 == n { print $3, $5 * 1e6 }' "$out/projection.csv" | sort -n >"$out/.proj-$n.dat"
+    awk -F, -v n=$n '($1 == "projected" || $1 == "fitted") && $2 == "tree" && $4 == n { print $3, $5 * 1e6 }' "$out/projection.csv" | sort -n >"$out/.proj-$n.dat"
     awk -F, -v n=$n '$1 == "bound" && $4 == n { print $3, $5 * 1e6 }' "$out/projection.csv" | sort -n -u >"$out/.bound-$n.dat"
     label=$(awk -v n=$n 'BEGIN { print (n >= 1048576 ? n / 1048576 " MiB" : n >= 1024 ? n / 1024 " KiB" : n " B") }')
-    plot+="'$out/.sim-$n.dat' with points pt 7 title 'tree $label, simulated', "
-    plot+="'$out/.proj-$n.dat' with linespoints dashtype 2 title 'tree $label, fitted model', "
-    plot+="'$out/.bound-$n.dat' with lines lw 1 title 'lower bound $label', "
+    plot+="'$out/.proj-$n.dat' with linespoints dashtype 2 pt 1 lc rgb '$c' title 'tree $label, fitted model', "
+    plot+="'$out/.sim-$n.dat' with points pt 7 ps 1.2 lc rgb '$c' title 'tree $label, simulated', "
+    plot+="'$out/.bound-$n.dat' with lines lw 1 lc rgb '$c' title 'lower bound $label', "
   done
   gnuplot <<EOF
-set terminal pngcairo size 680,440 noenhanced font ",8"
+set terminal pngcairo size 760,420 noenhanced font ",8"
 set output "$out/projection.png"
-set title "allreduce, 16 ranks per node: simulated (points), fitted model (dashed), bound (lines)"
-set logscale xy
+set title "allreduce, built-in tree, 16 ranks per node"
+set logscale x 2
+set logscale y
+set xrange [48:180000]
+set xtics ("64" 64, "256" 256, "1K" 1024, "4K" 4096, "16K" 16384, "64K" 65536, "128K" 131072)
 set xlabel "ranks"
-set ylabel "µs"
-set key top left
+set ylabel "µs (simulated to 4K ranks, projected beyond)"
+set key outside right font ",7"
 plot ${plot%, }
 EOF
   rm -f "$out"/.*.dat
