@@ -82,6 +82,14 @@ void ContextImpl::Register(ReductionCore* core, int* id, int* slot) {
   throw UsageError(msg.str());
 }
 
+bool ContextImpl::HasLane(int slot) const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  return net.LaneFor(slot) != MPI_COMM_NULL;
+#else
+  return slot >= 0 && slot < options.communicator_pool;
+#endif
+}
+
 void ContextImpl::Unregister(ReductionCore* core) noexcept {
   std::lock_guard<std::mutex> lock(registry.mutex);
   registry.Remove(core, core->PoolSlot());
@@ -147,7 +155,6 @@ Context::Context(ContextOptions options)
   impl_->net.owner_thread = std::this_thread::get_id();
   if (impl_->options.communicator_pool < 0)
     throw UsageError("ContextOptions::communicator_pool must not be negative");
-  impl_->net.pool = impl_->options.communicator_pool;
   const SelectionTree tree = detail::LoadSelection(impl_->options.selection_file);
   for (int c = 0; c < 3; ++c)
     impl_->selection[c] = tree.Prune(impl_->facts, static_cast<Collective>(c));
@@ -185,7 +192,6 @@ Context::Context(ContextOptions options)
   d.net.serialize_mpi = d.net.thread_level == MPI_THREAD_SERIALIZED;
   d.net.user = comm;
   detail::CheckMpi(MPI_Comm_rank(comm, &d.rank), "MPI_Comm_rank");
-  d.net.rank = d.rank;
   detail::CheckMpi(MPI_Comm_size(comm, &d.size), "MPI_Comm_size");
   if (d.options.ranks_per_node < 0)
     throw UsageError("ContextOptions::ranks_per_node must not be negative");
@@ -200,8 +206,7 @@ Context::Context(ContextOptions options)
   // library's schedule; each further lane of the pool is one more (each MPI_Comm_dup costs
   // memory in proportion to the ranks in some libraries, SimGrid SMPI among them).
   d.net.comm = detail::DupOwned(comm, &d.net.comms_created);
-  d.net.pool = d.options.communicator_pool;
-  for (int i = 0; i < d.net.pool; ++i)
+  for (int i = 0; i < d.options.communicator_pool; ++i)
     d.net.lanes.push_back(i == 0 ? d.net.comm : detail::DupOwned(comm, &d.net.comms_created));
   // A tree that tests the node layout, or the built-in choice between the single-machine
   // and the cluster tree, needs the node facts. Where the communicator spans nodes they

@@ -42,6 +42,8 @@ struct ContextImpl {
   /// library's tag space (MPI_TAG_UB) has no room for another slot.
   void Register(ReductionCore* core, int* id, int* slot);
   void Unregister(ReductionCore* core) noexcept;
+  /// Whether the object in `slot` may run the MPI library's schedule (a lane of the pool).
+  bool HasLane(int slot) const noexcept;
 #if TRIBUTARY_HAVE_MPI
   /// Starts the progress thread; throws UsageError where it cannot call MPI.
   void StartProgressThread(Context* ctx);

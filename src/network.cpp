@@ -34,14 +34,6 @@ int Network::TagFor(int slot, std::uint64_t generation) noexcept {
   return (1 + slot * kGenerationsInTag + g) * kTagsPerSchedule;
 }
 
-bool Network::HasLane(int slot) const noexcept {
-#if TRIBUTARY_HAVE_MPI
-  return LaneFor(slot) != MPI_COMM_NULL;
-#else
-  return slot >= 0 && slot < pool;
-#endif
-}
-
 bool Network::MayCallMpi() const noexcept {
 #if TRIBUTARY_HAVE_MPI
   return thread_level >= MPI_THREAD_SERIALIZED || std::this_thread::get_id() == owner_thread;
@@ -50,7 +42,7 @@ bool Network::MayCallMpi() const noexcept {
 #endif
 }
 
-void Network::CheckThread() const {
+void Network::CheckThread(int rank) const {
 #if TRIBUTARY_HAVE_MPI
   if (thread_level >= MPI_THREAD_SERIALIZED) return;
   if (std::this_thread::get_id() == owner_thread) return;
@@ -58,6 +50,8 @@ void Network::CheckThread() const {
                    ": a reduction was started or checked from a thread other than the one "
                    "that created its Context, but " +
                    ThreadLevelAdvice(thread_level));
+#else
+  (void)rank;
 #endif
 }
 

@@ -28,14 +28,11 @@ inline constexpr int kStartupTag = 4;
 inline constexpr int kGenerationsInTag = 4;
 
 struct Network {
-  int rank = 0;
   /// The thread that created the Context: below MPI_THREAD_SERIALIZED the only one that
   /// may call MPI.
   std::thread::id owner_thread;
   /// Communicators this Context made (Context::CommunicatorsCreated).
   int comms_created = 0;
-  /// ContextOptions::communicator_pool (the lanes' count where there is no MPI).
-  int pool = 0;
   /// ContextOptions::device_aware_mpi resolved (every rank agrees).
   bool mpi_reads_device = false;
 #if TRIBUTARY_HAVE_MPI
@@ -74,16 +71,14 @@ struct Network {
                          : std::unique_lock<std::mutex>(mpi_mutex, std::defer_lock);
   }
 
-  /// Whether the object in `slot` may run the MPI library's schedule.
-  bool HasLane(int slot) const noexcept;
   /// The tag base of a generation of the object in `slot` (own schedules).
   static int TagFor(int slot, std::uint64_t generation) noexcept;
   /// The most slots the tag space holds.
   int MaxSlots() const noexcept;
   /// Whether MPI may be called from this thread (CheckThread without the exception).
   bool MayCallMpi() const noexcept;
-  /// Throws UsageError when MPI may not be called from this thread.
-  void CheckThread() const;
+  /// Throws UsageError, naming `rank`, when MPI may not be called from this thread.
+  void CheckThread(int rank) const;
 };
 
 #if TRIBUTARY_HAVE_MPI

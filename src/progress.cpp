@@ -92,7 +92,7 @@ void Context::Progress() {
   if (poll_control) d.registry.control_countdown = 16;
 #if TRIBUTARY_HAVE_MPI
   if (d.size > 1 && poll_control) {
-    d.net.CheckThread();
+    d.net.CheckThread(d.rank);
     d.control.Receive();
   }
 #endif

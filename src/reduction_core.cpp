@@ -79,7 +79,7 @@ ReductionCore::~ReductionCore() {
 }
 
 bool ReductionCore::HasLibraryLane() const noexcept {
-  return ctx_ && ctx_->Impl().net.HasLane(pool_slot_);
+  return ctx_ && ctx_->Impl().HasLane(pool_slot_);
 }
 
 std::string ReductionCore::Name() const {
@@ -260,7 +260,7 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     return;  // nothing to send: Check finishes at once
   }
 #if TRIBUTARY_HAVE_MPI
-  impl.net.CheckThread();
+  impl.net.CheckThread(impl.rank);
   auto mpi = impl.net.LockMpi();
   try {
     Message::Env env;
@@ -314,7 +314,7 @@ bool ReductionCore::AdvanceLocked() {
 #if TRIBUTARY_HAVE_MPI
   auto& impl = ctx_->Impl();
   if (impl.size > 1) {
-    impl.net.CheckThread();
+    impl.net.CheckThread(impl.rank);
     auto mpi = impl.net.LockMpi();
     // The message's steps (agreement rounds, the schedule, a retry) until one has to wait.
     Message::Next next = Message::Next::wait;

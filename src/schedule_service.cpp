@@ -62,7 +62,7 @@ ScheduleDecision ScheduleService::Choose(const ScheduleRequest& request, int slo
   // The MPI library's collectives need a communicator whose collective order agrees on
   // every rank; objects beyond the pool (ContextOptions::communicator_pool) take one of
   // Tributary's schedules instead, chosen from what every rank knows alike.
-  if (c.kind == ScheduleKind::mpi_library && !impl.net.HasLane(slot)) {
+  if (c.kind == ScheduleKind::mpi_library && !impl.HasLane(slot)) {
     if (request.device_memory)
       throw UsageError("device memory to the MPI library without a communicator of the pool");
     c = LibraryStandIn(request.collective, request.bytes);
