@@ -11,6 +11,12 @@ endif()
 find_dependency(Threads)
 
 if(TRIBUTARY_ENABLE_KOKKOS)
+  # Kokkos configurations without C++ extensions (Debian's 3.4 among them) warn and force
+  # CMAKE_CXX_EXTENSIONS off when it is undefined; say it first, so that a project that
+  # left it alone sees no warning. A project that asked for extensions keeps Kokkos' warning.
+  if(NOT DEFINED CMAKE_CXX_EXTENSIONS)
+    set(CMAKE_CXX_EXTENSIONS OFF)
+  endif()
   find_dependency(Kokkos)
   # Debian's Kokkos 3.4 (Trilinos build) exports a Kokkos::kokkos target whose include
   # directory does not exist (/usr/lib/include); the headers are in ${Kokkos_INCLUDE_DIRS}.

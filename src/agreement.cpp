@@ -225,7 +225,15 @@ bool Agreement::Progress() {
   return true;
 }
 
-void Agreement::Abandon() noexcept {
+bool Agreement::Cancel() noexcept { return !active_ || schedule_->Cancel(); }
+
+bool Agreement::Quiet() noexcept {
+  if (active_ && !schedule_->Quiet()) return false;
+  active_ = false;
+  return true;
+}
+
+void Agreement::Release() noexcept {
   if (active_) (void)schedule_.release();
   active_ = false;
 }

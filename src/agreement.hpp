@@ -70,8 +70,12 @@ class Agreement {
   bool Progress();
   /// True while a round runs (its requests must not be freed).
   bool Active() const noexcept { return active_; }
-  /// Releases the schedule of a round still in flight (its requests may still write).
-  void Abandon() noexcept;
+  /// A failed generation's round: cancels its receives (Schedule::Cancel); Quiet says
+  /// when nothing is pending any more.
+  bool Cancel() noexcept;
+  bool Quiet() noexcept;
+  /// Lets go of a round still in flight without freeing its requests (they may still write).
+  void Release() noexcept;
 
   enum class Verdict { agreed, lengths_differ, differ };
   /// After the pre-round.

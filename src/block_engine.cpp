@@ -97,6 +97,8 @@ struct BlockEngine::Impl {
   }
   std::string CheckLinks();
   void CheckBlockSet(const std::vector<std::pair<int, void*>>& blocks) const;
+  // Throws UsageError once the Context has gone (requires mutex).
+  void CheckContext() const;
   TaskStatus RoundLocked(const BlockEngine* self, int local, int call);
   void Poll();
   void Deliver(std::uint64_t gen, int call, int to, int from, std::vector<char> bytes) {
@@ -191,20 +193,34 @@ BlockEngine::BlockEngine(Context& ctx, std::shared_ptr<const BlockPartners> part
   if (first >= 0)
     throw UsageError(m.name + ": the partners disagree on rank " + std::to_string(first) +
                      " (its error names the blocks)");
-  AddPoller(ctx, this, [](void* self) noexcept {
-    Impl& e = *static_cast<BlockEngine*>(self)->impl_;
-    std::unique_lock<std::mutex> lock(e.mutex, std::try_to_lock);
-    if (!lock) return;  // its own thread is polling it
-    try {
-      e.Poll();
-    } catch (...) {
-      // Kept for the engine's own poll, which receives the same way and throws there.
-    }
-  });
+  AddPoller(
+      ctx, this,
+      [](void* self) noexcept {
+        Impl& e = *static_cast<BlockEngine*>(self)->impl_;
+        std::unique_lock<std::mutex> lock(e.mutex, std::try_to_lock);
+        if (!lock) return;  // its own thread is polling it
+        try {
+          e.Poll();
+        } catch (...) {
+          // Kept for the engine's own poll, which receives the same way and throws there.
+        }
+      },
+      [](void* self) noexcept {  // the Context goes first: nothing starts or completes
+        Impl& e = *static_cast<BlockEngine*>(self)->impl_;
+        std::lock_guard<std::mutex> lock(e.mutex);
+        e.ctx = nullptr;
+        e.transport.Orphan();
+      });
 }
 
 BlockEngine::~BlockEngine() {
-  if (impl_) RemovePoller(*impl_->ctx, this);
+  if (impl_ && impl_->ctx) RemovePoller(*impl_->ctx, this);
+}
+
+void BlockEngine::Impl::CheckContext() const {
+  if (!ctx)
+    throw UsageError(name + ": its Context has been destroyed; nothing can start or complete");
+  if (!MayCall(*ctx)) ThrowWrongThread(*ctx, name + ", rank " + std::to_string(rank));
 }
 
 int BlockEngine::Calls() const noexcept { return impl_->calls; }
@@ -246,6 +262,7 @@ void BlockEngine::Impl::CheckBlockSet(const std::vector<std::pair<int, void*>>& 
 void BlockEngine::Start(const std::vector<std::pair<int, void*>>& blocks) {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> lock(m.mutex);
+  m.CheckContext();
   if (m.generation > 0) {
     for (const auto& s : m.states)
       if (s->next_call < m.calls)
@@ -308,12 +325,13 @@ void BlockEngine::Impl::Poll() {
 
 TaskStatus BlockEngine::Round(int local, int call) {
   const TaskStatus status = impl_->RoundLocked(this, local, call);
-  if (status == TaskStatus::incomplete) AdvanceOthers(*impl_->ctx, this);
+  if (status == TaskStatus::incomplete && impl_->ctx) AdvanceOthers(*impl_->ctx, this);
   return status;
 }
 
 TaskStatus BlockEngine::Impl::RoundLocked(const BlockEngine* self, int local_index, int call) {
   std::unique_lock<std::mutex> lock(mutex);
+  CheckContext();
   if (generation == 0) throw UsageError(name + ": Round before Start");
   if (local_index < 0 || local_index >= static_cast<int>(states.size()))
     throw UsageError(name + ": local block " + std::to_string(local_index) +

@@ -5,14 +5,17 @@
 #include "tributary/context.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "context_impl.hpp"
 #include "trace.hpp"
 #include "tributary/errors.hpp"
+#include "tributary/tasks/sweep.hpp"
 
 namespace tributary {
 namespace detail {
@@ -116,11 +119,19 @@ SelectionChoice LibraryStandIn(Collective collective, std::size_t bytes) noexcep
   return c;
 }
 
-void AddPoller(Context& ctx, void* self, PollFn poll) {
+void AddPoller(Context& ctx, void* self, PollFn poll, OrphanFn orphan) {
   Registry& r = ctx.Impl().registry;
   std::lock_guard<std::mutex> lock(r.mutex);
-  r.pollers.push_back(Registry::Poller{self, poll});
+  r.pollers.push_back(Registry::Poller{self, poll, orphan});
   r.members.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool MayCall(const Context& ctx) noexcept {
+  return const_cast<Context&>(ctx).Impl().net.MayCallMpi();
+}
+
+void ThrowWrongThread(const Context& ctx, const std::string& who) {
+  const_cast<Context&>(ctx).Impl().net.ThrowWrongThread(who);
 }
 
 void RemovePoller(Context& ctx, void* self) noexcept {
@@ -131,6 +142,60 @@ void RemovePoller(Context& ctx, void* self) noexcept {
                   r.pollers.end());
   r.members.store(static_cast<int>(r.objects.size() + r.pollers.size()), std::memory_order_relaxed);
 }
+
+void ContextImpl::FailByPolicy(const std::string& message, int abort_code) {
+  const std::string text = "rank " + std::to_string(rank) + " failed: " + message;
+  if (options.on_failure == FailurePolicy::abort) AbortJob(this, abort_code, text);
+  control.FailHere(text);
+}
+
+std::chrono::duration<double> ContextImpl::DrainTime() const noexcept {
+  return options.watchdog.count() > 0 ? options.watchdog : std::chrono::duration<double>(60);
+}
+
+void ContextImpl::ServiceControl() noexcept {
+#if TRIBUTARY_HAVE_MPI
+  if (size == 1 || !net.MayCallMpi() || MpiFinalized()) return;
+  try {
+    control.Receive();
+  } catch (...) {
+    // An MPI error on the control messages: the caller's own wait runs into its limit.
+  }
+#endif
+}
+
+#if TRIBUTARY_HAVE_MPI
+void ContextImpl::SettleAfterFailure() noexcept {
+  // Every rank drops what arrives unasked until every rank's own sends have completed: a
+  // non-blocking barrier, entered once this rank's control messages have left, ends it.
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  const auto limit = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(DrainTime());
+  try {
+    for (;;) {
+      control.Receive();
+      std::lock_guard<std::mutex> mpi(net.mpi_mutex);
+      if (barrier == MPI_REQUEST_NULL && control.SendsDone())
+        CheckMpi(MPI_Ibarrier(net.comm, &barrier), "MPI_Ibarrier");
+      if (barrier != MPI_REQUEST_NULL) {
+        int done = 0;
+        CheckMpi(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        if (done) return;
+      }
+      if (std::chrono::steady_clock::now() >= limit) break;
+      std::this_thread::yield();
+    }
+  } catch (const std::exception& e) {
+    HandleError(std::string("tributary::Context destroyed after a failure: ") + e.what());
+    return;
+  }
+  HandleError(
+      "tributary::Context destroyed after a failure, but not every rank destroyed its "
+      "Context within " +
+      std::to_string(DrainTime().count()) + " s; its communicators are let go of");
+  if (barrier != MPI_REQUEST_NULL) MPI_Request_free(&barrier);
+}
+#endif
 
 void ContextImpl::HandleError(const std::string& message) noexcept {
   try {
@@ -161,6 +226,8 @@ Context::Context(ContextOptions options)
   const char* log = std::getenv("TRIBUTARY_LOG");
   impl_->log_selection = log && std::strstr(log, "selection");
   detail::TraceOpen(this, impl_->options, 0, 1);
+  impl_->cycle_observer =
+      detail::AddCycleEndObserver(this, &detail::ContextImpl::ForeignCycleEnded);
 }
 #endif
 
@@ -241,38 +308,35 @@ Context::Context(ContextOptions options)
   d.net.mpi_reads_device = detail::ResolveDeviceAwareMpi(comm, d.options.device_aware_mpi);
   detail::TraceOpen(this, d.options, d.rank, d.size);
   if (d.options.progress == ProgressPolicy::thread) d.StartProgressThread(this);
+  d.cycle_observer = detail::AddCycleEndObserver(this, &detail::ContextImpl::ForeignCycleEnded);
 }
 #endif
 
 Context::~Context() {
   auto& d = *impl_;
+  detail::RemoveCycleEndObserver(d.cycle_observer);
   d.registry.StopProgressThread();
+  // Objects that outlive their Context: their network phases end here, as their own
+  // destruction would end them, and then they are inert (their calls throw UsageError).
+  std::vector<detail::ReductionCore*> cores;
+  std::vector<detail::Registry::Poller> pollers;
   {
     std::lock_guard<std::mutex> lock(d.registry.mutex);
-    if (!d.registry.objects.empty()) {
-      std::string names;
-      const std::size_t count = d.registry.objects.size();
-      for (auto* core : d.registry.objects) {
-        names += "\n  " + core->Name();
-        core->Orphan();
-      }
-      d.registry.objects.clear();
-      // Report without the lock: the handler may do anything.
-      d.registry.mutex.unlock();
-      d.HandleError("rank " + std::to_string(d.rank) + ": tributary::Context destroyed while " +
-                    std::to_string(count) +
-                    " reduction object(s) still exist; destroy them first:" + names);
-      d.registry.mutex.lock();
-    }
+    cores = d.registry.objects;
+    pollers = d.registry.pollers;
   }
+  for (auto* core : cores) core->RetireForContext();  // receives control messages: no lock
+  {
+    std::lock_guard<std::mutex> lock(d.registry.mutex);
+    d.registry.objects.clear();
+    d.registry.pollers.clear();
+  }
+  for (const auto& p : pollers)
+    if (p.orphan) p.orphan(p.self);
   detail::TraceClose(this);
 #if TRIBUTARY_HAVE_MPI
-  if (detail::MpiFinalized()) {
-    d.HandleError(
-        "tributary::Context destroyed after MPI_Finalize; destroy it before "
-        "finalising MPI so that its communicators can be freed");
-    return;
-  }
+  if (detail::MpiFinalized()) return;  // the MPI library has let go of the communicators
+  if (d.control.Failed()) d.SettleAfterFailure();
   d.control.FreeSends();
   d.net.Free();
 #endif

@@ -36,6 +36,9 @@ struct ContextImpl {
   bool log_selection = false;
   /// Which schedule each generation runs, and where (schedule_service.cpp).
   ScheduleService schedules{*this};
+  /// This Context's observer of foreign cycles (the end of a ForeignCycle completes the
+  /// generations no list of this rank polls, as Execute does).
+  int cycle_observer = 0;
 
   /// Registers `core`: gives it an object id and the lowest free slot (the same on every
   /// rank, objects being created in the same order). Throws UsageError only where the MPI
@@ -50,6 +53,28 @@ struct ContextImpl {
 #endif
   /// Reports an error that cannot be thrown.
   void HandleError(const std::string& message) noexcept;
+  /// A failure of this rank, by the failure policy: `abort` prints the report and ends the
+  /// job; `propagate` tells every rank and fails every current generation here.
+  void FailByPolicy(const std::string& message, int abort_code = 1);
+  /// Whether a generation armed for cycle `first_cycle` or later, expecting no contribution
+  /// on this rank, is still in flight (no list of this rank polls it).
+  bool UnpolledLeft(std::uint64_t first_cycle);
+  /// Advances the Context (ctx.Progress: it may throw the failure) until none is left.
+  void CompleteUnpolled(Context& ctx, std::uint64_t first_cycle);
+  /// detail::CycleEndFn of every Context: CompleteUnpolled for the foreign cycle that ended.
+  static void ForeignCycleEnded(void* self, std::uint64_t cycle) noexcept;
+  /// How long the end of a network phase waits for the other ranks (an object or the
+  /// Context destroyed while one runs): the watchdog's time, or 60 s without a watchdog.
+  std::chrono::duration<double> DrainTime() const noexcept;
+  /// The control messages only (failure notices, watchdog queries; after a failure, the
+  /// messages that arrive unasked): what waiting for one object's network phase needs of
+  /// the Context, without advancing any other object. Never throws.
+  void ServiceControl() noexcept;
+#if TRIBUTARY_HAVE_MPI
+  /// The destruction of a failed Context: the messages of its failed generations are
+  /// dropped on every rank until every rank's have left (a non-blocking barrier).
+  void SettleAfterFailure() noexcept;
+#endif
 };
 
 /// Tributary's own schedule where the MPI library's is chosen for an object without a

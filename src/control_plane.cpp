@@ -52,26 +52,34 @@ void ControlPlane::FreeSends() noexcept {
   sends_.clear();
 }
 
-void ControlPlane::Poll() {
-  // Completed sends release their buffers.
+bool ControlPlane::SendsDone() {
   for (auto it = sends_.begin(); it != sends_.end();) {
     int done = 0;
     CheckMpi(MPI_Test(&(*it)->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     it = done ? sends_.erase(it) : std::next(it);
   }
+  return sends_.empty();
+}
+
+void ControlPlane::Poll() {
+  (void)SendsDone();  // completed sends release their buffers
   const MPI_Comm comm = context_.net.comm;
   for (;;) {
+    // Before a failure only the control tag: the others belong to generations in flight.
+    // After one every message is dropped unless it is a control message (Sink).
     int flag = 0;
     MPI_Status status;
-    CheckMpi(MPI_Iprobe(MPI_ANY_SOURCE, kControlTag, comm, &flag, &status), "MPI_Iprobe");
+    CheckMpi(MPI_Iprobe(MPI_ANY_SOURCE, failed_.load() ? MPI_ANY_TAG : kControlTag, comm, &flag,
+                        &status),
+             "MPI_Iprobe");
     if (!flag) return;
     int len = 0;
     CheckMpi(MPI_Get_count(&status, MPI_CHAR, &len), "MPI_Get_count");
     std::string text(static_cast<std::size_t>(len), '\0');
-    CheckMpi(MPI_Recv(text.data(), len, MPI_CHAR, status.MPI_SOURCE, kControlTag, comm,
+    CheckMpi(MPI_Recv(text.data(), len, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, comm,
                       MPI_STATUS_IGNORE),
              "MPI_Recv");
-    if (text.empty()) continue;
+    if (status.MPI_TAG != kControlTag || text.empty()) continue;  // dropped
     const char kind = text[0];
     text.erase(0, 1);
     const int from = status.MPI_SOURCE;
@@ -80,11 +88,6 @@ void ControlPlane::Poll() {
         failure_text_ = text;
         failure_origin_ = from;
       }
-      acks_owed_.push_back(from);  // once this rank's generations have failed (Settle)
-    } else if (kind == kCtrlAck) {
-      if (acks_needed_ > 0) --acks_needed_;
-    } else if (kind == kCtrlRelease) {
-      released_ = true;
     } else if (kind == kCtrlQuery) {
       Send(from, kCtrlStatus, AnswerQuery(text));
     } else if (kind == kCtrlStatus) {
@@ -92,17 +95,32 @@ void ControlPlane::Poll() {
     }
   }
 }
+
+void ControlPlane::Sink(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return;
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    CheckMpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &status), "MPI_Iprobe");
+    if (!flag) return;
+    int len = 0;
+    CheckMpi(MPI_Get_count(&status, MPI_BYTE, &len), "MPI_Get_count");
+    if (sunk_.size() < static_cast<std::size_t>(len)) sunk_.resize(static_cast<std::size_t>(len));
+    CheckMpi(MPI_Recv(sunk_.data(), len, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, comm,
+                      MPI_STATUS_IGNORE),
+             "MPI_Recv");
+  }
+}
 #endif
 
-void ControlPlane::FailAll(const std::string& text, bool remote, int origin, bool defer) noexcept {
+void ControlPlane::FailAll(const std::string& text, bool remote, int origin) noexcept {
   Registry& registry = context_.registry;
   std::lock_guard<std::mutex> lock(registry.mutex);
-  for (ReductionCore* core : registry.objects) core->FailGeneration(text, remote, origin, defer);
+  for (ReductionCore* core : registry.objects) core->FailGeneration(text, remote, origin);
 }
 
 void ControlPlane::FailHere(const std::string& text) {
   const int rank = context_.rank;
-  const int size = context_.size;
   {
     std::lock_guard<std::mutex> lock(context_.registry.mutex);
     if (failed_.exchange(true)) return;
@@ -110,38 +128,13 @@ void ControlPlane::FailHere(const std::string& text) {
     failure_origin_ = rank;
   }
 #if TRIBUTARY_HAVE_MPI
-  {
+  if (context_.size > 1 && !MpiFinalized()) {
     std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
-    acks_needed_ = size - 1;
-    for (int r = 0; r < size; ++r)
+    for (int r = 0; r < context_.size; ++r)
       if (r != rank) Send(r, kCtrlFailure, text);
   }
 #endif
-  FailAll(text, false, rank, /*defer=*/size > 1);
-}
-
-void ControlPlane::Settle() {
-#if TRIBUTARY_HAVE_MPI
-  const int rank = context_.rank;
-  bool launch = false;
-  {
-    std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
-    for (int r : acks_owed_) Send(r, kCtrlAck, "");
-    acks_owed_.clear();
-    if (failure_origin_ == rank && acks_needed_ == 0 && !release_sent_) {
-      release_sent_ = true;
-      for (int r = 0; r < context_.size; ++r)
-        if (r != rank) Send(r, kCtrlRelease, "");
-      released_ = true;
-    }
-    launch = released_ && !launched_abandoned_;
-    if (launch) launched_abandoned_ = true;  // once
-  }
-  if (launch) {
-    std::lock_guard<std::mutex> lock(context_.registry.mutex);
-    for (auto* core : context_.registry.objects) core->LaunchAbandoned();
-  }
-#endif
+  FailAll(text, false, rank);
 }
 
 #if TRIBUTARY_HAVE_MPI
@@ -153,13 +146,19 @@ void ControlPlane::Receive() {
     std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
     const bool was_failed = failed_.load();
     Poll();
+    if (failed_.load()) {
+      if (const NodeLayout* nodes = context_.net.nodes.get()) {
+        Sink(nodes->node);
+        Sink(nodes->leaders);
+        Sink(nodes->by_hardware);
+      }
+    }
     if (!was_failed && failed_.load()) {
       failure = failure_text_;
       origin = failure_origin_;
     }
   }
-  if (origin >= 0) FailAll(failure, true, origin, /*defer=*/true);
-  if (failed_.load()) Settle();
+  if (origin >= 0) FailAll(failure, true, origin);
 }
 #endif
 
@@ -170,11 +169,6 @@ void ControlPlane::Forget(int id) noexcept {
 
 }  // namespace detail
 
-void Context::ReportFailure(const std::string& message) {
-  auto& d = *impl_;
-  const std::string text = "rank " + std::to_string(d.rank) + " failed: " + message;
-  if (d.options.on_failure == FailurePolicy::abort) detail::AbortJob(&d, 1, text);
-  d.control.FailHere(text);
-}
+void Context::ReportFailure(const std::string& message) { impl_->FailByPolicy(message); }
 
 }  // namespace tributary

@@ -21,13 +21,7 @@ struct ContextImpl;
 class ReductionCore;
 
 /// Control messages: the kind in the message's first byte.
-enum ControlKind : char {
-  kCtrlFailure = 'F',
-  kCtrlQuery = 'Q',
-  kCtrlStatus = 'S',
-  kCtrlAck = 'A',
-  kCtrlRelease = 'R'
-};
+enum ControlKind : char { kCtrlFailure = 'F', kCtrlQuery = 'Q', kCtrlStatus = 'S' };
 
 /// One watchdog report in the making: the objects this rank waits for, and every other
 /// rank's view of them (asked for over the control plane).
@@ -55,18 +49,26 @@ class ControlPlane {
   const std::string& FailureText() const noexcept { return failure_text_; }
   int FailureOrigin() const noexcept { return failure_origin_; }
 
-  /// A failure of this rank: tell every rank, fail every current generation here, and
-  /// launch the collecting ones once every rank has acknowledged (see Settle).
+  /// A failure of this rank: tell every rank and fail every current generation here.
   void FailHere(const std::string& text);
 #if TRIBUTARY_HAVE_MPI
-  /// Context::Progress's turn: receives notices and queries, fails every generation here on
-  /// another rank's failure notice, then settles the failure (Settle).
+  /// Context::Progress's turn: receives notices and queries, and fails every generation here
+  /// on another rank's failure notice. After a failure it also drops every message that
+  /// arrives unasked (Sink). Never blocks.
   void Receive();
   /// Frees the requests of sends still in flight (the Context's destruction).
   void FreeSends() noexcept;
+  /// True once every control message this rank sent has left.
+  bool SendsDone();
 #endif
-  /// The watchdog's turn (watchdog.cpp): reports or fails the generations overdue.
+  /// The watchdog's turn (watchdog.cpp): reports or fails the generations overdue, with
+  /// the tasks that wait for them where Context::Execute runs an executor.
   void RunWatchdog();
+  /// The report of every object this rank waits for, with every rank's view of each, asked
+  /// for now and waited for (at most min(watchdog, 2 s)): the section a Context adds to the
+  /// task watchdog's report (Executor::AddReportSection). Those generations are not
+  /// reported again by the Context's own watchdog.
+  std::string ObjectsReport();
   /// Writes a watchdog report (ContextOptions::report_handler, else stderr).
   void Report(const std::string& text) noexcept;
   /// Forgets what the watchdog reported of object `id` (destroyed).
@@ -77,13 +79,25 @@ class ControlPlane {
   void Send(int dest, ControlKind kind, const std::string& text);  // requires mpi_mutex
   void Poll();                                                     // requires mpi_mutex
 #endif
-  void FailAll(const std::string& text, bool remote, int origin, bool defer) noexcept;
-  /// After a failure: acknowledges the notices received (once their generations have
-  /// failed here), sends the release once this rank's own notice is acknowledged by every
-  /// rank, and launches the collecting generations once released. A generation launches
-  /// with neutral elements for its missing contributions only when no rank can still
-  /// complete it, so no rank takes that result for a success. Requires neither lock.
-  void Settle();
+  void FailAll(const std::string& text, bool remote, int origin) noexcept;
+#if TRIBUTARY_HAVE_MPI
+  /// After a failure every generation's result is dropped and nothing new starts: messages
+  /// that arrive without a receive posted for them (another rank's data for a generation
+  /// this rank failed, cancelled or never started) are received and dropped, so that every
+  /// send completes and the buffers can go. On the Context's communicator and the node
+  /// layout's. Requires mpi_mutex.
+  void Sink(MPI_Comm comm);
+#endif
+  /// The objects this rank waits for (all: also those reported before); `overdue` is set
+  /// when one has waited the watchdog's time. Requires the registry's mutex.
+  WatchdogQuery CollectEntries(std::chrono::steady_clock::time_point now, bool all, bool* overdue);
+  /// Makes `q` the query in progress and asks every other rank for its view.
+  void Ask(WatchdogQuery q);
+  /// The report of the query in progress, with the answers so far; ends the query and
+  /// marks its generations reported. Requires the registry's mutex.
+  std::string Compose();
+  /// The incomplete tasks of the executors Context::Execute runs now.
+  std::string PendingTasks();
   /// This rank's view of `core` for a rank that waits for `generation` (the watchdog's
   /// per-rank line; `core` null: no such object here).
   static std::string WatchdogLine(const ReductionCore* core, std::uint64_t generation);
@@ -103,11 +117,9 @@ class ControlPlane {
   std::atomic<bool> failed_{false};  // a failure was reported here or by another rank
   std::string failure_text_;
   int failure_origin_ = -1;
-  int acks_needed_ = 0;         // acknowledgements of this rank's failure notice awaited
-  std::vector<int> acks_owed_;  // ranks whose failure notice this rank has to acknowledge
-  bool released_ = false;       // some origin's notice is acknowledged by every rank
-  bool release_sent_ = false;
-  bool launched_abandoned_ = false;
+#if TRIBUTARY_HAVE_MPI
+  std::vector<char> sunk_;  // what Sink receives, dropped
+#endif
 
   /// The watchdog's report being gathered (none: number 0), the generations reported
   /// (object -> generation, and whether it was awaited rather than started), and when the

@@ -134,9 +134,25 @@ struct KeyedEngine::Impl {
         align_(std::max<std::size_t>(value_align, 1)),
         stride_((value_bytes + align_ - 1) / align_ * align_) {
     scratch_.Reserve(2 * std::max<std::size_t>(stride_, 1), align_);
-    AddPoller(ctx, this, &Impl::PollThunk);
+    AddPoller(ctx, this, &Impl::PollThunk, &Impl::OrphanThunk);
   }
-  ~Impl() { RemovePoller(*ctx_, this); }
+  ~Impl() {
+    if (ctx_) RemovePoller(*ctx_, this);
+  }
+
+  // The Context goes first: nothing starts or completes any more.
+  static void OrphanThunk(void* self) noexcept {
+    auto* keyed = static_cast<Impl*>(self);
+    std::lock_guard<std::mutex> lock(keyed->mutex_);
+    keyed->ctx_ = nullptr;
+    keyed->transport_.Orphan();
+  }
+  void CheckContext() const {
+    if (!ctx_)
+      throw UsageError(name_ + ": its Context has been destroyed; nothing can start or complete");
+    if (!MayCall(*ctx_))
+      ThrowWrongThread(*ctx_, name_ + ", rank " + std::to_string(transport_.Rank()));
+  }
 
   char* SlotOf(Key& k, Slot s) const { return k.fixed.Data() + s * stride_; }
   // Scratch values under the lock: [0] Fold's operand, [1] a rank's value or a result.
@@ -145,6 +161,7 @@ struct KeyedEngine::Impl {
   void Declare(std::uint64_t key, KeyedOp op, std::int64_t count, std::int64_t local,
                const std::vector<int>& reducers, const std::vector<int>& consumers) {
     std::lock_guard<std::mutex> lock(mutex_);
+    CheckContext();
     Key& k = keys_[key];
     const std::string where = Where(key, k.gen + 1);
     if (k.gen > 0 && !DoneLocked(k))
@@ -213,6 +230,7 @@ struct KeyedEngine::Impl {
 
   TaskStatus Contribute(std::uint64_t key, std::int64_t index, const void* value) {
     std::lock_guard<std::mutex> lock(mutex_);
+    CheckContext();
     Key& k = Declared(key);
     if (index < 0 || index >= k.count)
       throw UsageError(Where(key, k.gen) + ": order index " + std::to_string(index) +
@@ -259,7 +277,9 @@ struct KeyedEngine::Impl {
 
   TaskStatus CheckLocked(std::uint64_t key) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (ctx_) CheckContext();
     Key& k = Declared(key);
+    if (!ctx_ && !DoneLocked(k)) CheckContext();
     PollLocked();
     if (!k.error.empty()) throw RemoteError(k.error_rank, k.error);
     if (DoneLocked(k) && transport_.SendsDone()) return TaskStatus::complete;
@@ -576,7 +596,7 @@ TaskStatus KeyedEngine::Contribute(std::uint64_t key, std::int64_t index, const 
 
 TaskStatus KeyedEngine::Check(std::uint64_t key) {
   const TaskStatus status = impl_->CheckLocked(key);
-  if (status == TaskStatus::incomplete) AdvanceOthers(*impl_->ctx_, impl_.get());
+  if (status == TaskStatus::incomplete && impl_->ctx_) AdvanceOthers(*impl_->ctx_, impl_.get());
   return status;
 }
 

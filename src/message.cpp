@@ -307,8 +307,16 @@ Message::Next Message::Completed(bool rounded, bool draining) {
   return Next::finished;
 }
 
-void Message::Abandon() noexcept {
-  if (pending_) agreement_->Abandon();
+bool Message::Cancel() noexcept { return !pending_ || agreement_->Cancel(); }
+
+bool Message::Quiet() noexcept {
+  if (pending_ && !agreement_->Quiet()) return false;
+  pending_ = false;
+  return true;
+}
+
+void Message::Release() noexcept {
+  if (pending_) agreement_->Release();
   pending_ = false;
 }
 

@@ -76,8 +76,11 @@ class Message {
   /// finished, failed (the header says the ranks disagree), or wait (the speculation
   /// missed: the ranks agree on a window, then the schedule runs again).
   Next Completed(bool rounded, bool draining);
-  /// Releases a round still in flight (its requests may still write): the object goes.
-  void Abandon() noexcept;
+  /// A failed generation's round of the agreement: cancels its receives; Quiet says when
+  /// nothing is pending any more; Release lets go of it without freeing its requests.
+  bool Cancel() noexcept;
+  bool Quiet() noexcept;
+  void Release() noexcept;
   /// Frees the packed datatype; false where it cannot, MPI having finalised.
   bool FreeMpiObjects() noexcept;
 #endif

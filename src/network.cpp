@@ -43,15 +43,16 @@ bool Network::MayCallMpi() const noexcept {
 }
 
 void Network::CheckThread(int rank) const {
+  if (!MayCallMpi()) ThrowWrongThread("rank " + std::to_string(rank));
+}
+
+void Network::ThrowWrongThread(const std::string& who) const {
 #if TRIBUTARY_HAVE_MPI
-  if (thread_level >= MPI_THREAD_SERIALIZED) return;
-  if (std::this_thread::get_id() == owner_thread) return;
-  throw UsageError("rank " + std::to_string(rank) +
-                   ": a reduction was started or checked from a thread other than the one "
-                   "that created its Context, but " +
-                   ThreadLevelAdvice(thread_level));
+  throw UsageError(who +
+                   ": called from a thread other than the one that created its Context, but " +
+                   ThreadLevelAdvice(thread_level) + "; the call was refused and changed nothing");
 #else
-  (void)rank;
+  (void)who;
 #endif
 }
 

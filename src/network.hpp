@@ -79,6 +79,8 @@ struct Network {
   bool MayCallMpi() const noexcept;
   /// Throws UsageError, naming `rank`, when MPI may not be called from this thread.
   void CheckThread(int rank) const;
+  /// The UsageError of a call from a thread that may not call MPI, naming `who`.
+  [[noreturn]] void ThrowWrongThread(const std::string& who) const;
 };
 
 #if TRIBUTARY_HAVE_MPI

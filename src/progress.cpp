@@ -78,6 +78,8 @@ void Registry::StopProgressThread() noexcept {
 
 void Context::Progress() {
   auto& d = *impl_;
+  if (!d.net.MayCallMpi())
+    d.net.ThrowWrongThread("tributary::Context::Progress on rank " + std::to_string(d.rank));
   {
     std::lock_guard<std::mutex> lock(d.registry.mutex);
     const std::uint64_t sweep = CurrentSweep();
@@ -103,21 +105,35 @@ void Context::Progress() {
 
 void Context::WaitAll() {
   auto& d = *impl_;
+  if (!d.net.MayCallMpi())
+    d.net.ThrowWrongThread("tributary::Context::WaitAll on rank " + std::to_string(d.rank));
+  // After a failure the failed generations' requests settle (cancelled receives; sends that
+  // complete as the other ranks drop what they receive unasked), within the drain time.
+  std::chrono::steady_clock::time_point give_up{};
   for (;;) {
     bool active = false;
     {
       std::lock_guard<std::mutex> lock(d.registry.mutex);
-      for (auto* core : d.registry.objects)
-        active = active || core->NetworkActive() || core->AwaitingClient();
-    }
-    if (!active) return;
-    {
-      std::lock_guard<std::mutex> lock(d.registry.mutex);
-      for (auto* core : d.registry.objects)
+      for (auto* core : d.registry.objects) {
         if (core->AwaitingClient()) core->PollClient();
+        active = active || core->NetworkActive() || core->AwaitingClient();
+      }
+    }
+    if (!active) break;
+    if (d.control.Failed()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (give_up == std::chrono::steady_clock::time_point{})
+        give_up =
+            now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(d.DrainTime());
+      if (now >= give_up) break;  // the other ranks no longer take part: the failure says why
+      d.ServiceControl();
+      std::lock_guard<std::mutex> lock(d.registry.mutex);
+      for (auto* core : d.registry.objects) core->Advance();
+      continue;
     }
     Progress();
   }
+  if (d.control.Failed()) throw RemoteError(d.control.FailureOrigin(), d.control.FailureText());
 }
 
 }  // namespace tributary

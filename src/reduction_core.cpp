@@ -15,7 +15,7 @@
 #include "tributary/errors.hpp"
 #include "tributary/tasks/sweep.hpp"
 
-namespace tributary::detail {
+namespace tributary {
 
 const char* ToString(Phase p) noexcept {
   switch (p) {
@@ -33,8 +33,12 @@ const char* ToString(Phase p) noexcept {
   return "unknown";
 }
 
+}  // namespace tributary
+
+namespace tributary::detail {
+
 ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
-    : ctx_(&ctx), what_(std::move(what)), label_(std::move(label)) {
+    : ctx_(&ctx), what_(std::move(what)), label_(std::move(label)), rank_(ctx.Rank()) {
   ctx.Impl().Register(this, &id_, &pool_slot_);
   trace_ = TraceFor(&ctx, id_, Name());
   message_ =
@@ -45,37 +49,108 @@ ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
 }
 
 ReductionCore::~ReductionCore() {
-  if (!ctx_) return;  // the Context went first and has reported it
+  Retire();           // the owner retires the core first; a core that goes on its own does it here
+  if (!ctx_) return;  // the Context went first and ended the network phase
   auto& impl = ctx_->Impl();
-  if (draining_ || abandon_pending_) {
-    // A failed generation still completes its network phase (and the Context launches the
-    // deferred ones); give it the watchdog time, or 10 s.
-    const auto limit = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           impl.options.watchdog.count() > 0 ? impl.options.watchdog
-                                                             : std::chrono::duration<double>(10));
-    while ((draining_ || abandon_pending_) && std::chrono::steady_clock::now() < limit) {
-      try {
-        ctx_->Progress();
-      } catch (...) {
-      }
-      Advance();
-    }
-  }
-  if (NetworkActive()) {
-    impl.HandleError(Where() +
-                     ": destroyed while its network phase is in flight; wait until "
-                     "CheckReduce returns complete before destroying it");
 #if TRIBUTARY_HAVE_MPI
-    run_->Release();      // its requests may still write: never free them
-    message_->Abandon();  // nor those of a round of the agreement
-#endif
-  }
-#if TRIBUTARY_HAVE_MPI
-  if (!message_->FreeMpiObjects())
-    impl.HandleError(Where() + ": destroyed after MPI_Finalize; destroy reductions first");
+  // After MPI_Finalize the MPI library has let go of everything: nothing is left to free.
+  if (!MpiFinalized()) (void)message_->FreeMpiObjects();
 #endif
   impl.Unregister(this);
+}
+
+void ReductionCore::SetClient(ReductionClient* client) noexcept {
+  std::lock_guard<ObjectLock> lock(mutex_);
+  client_ = client;
+}
+
+void ReductionCore::Retire() noexcept {
+  {
+    std::lock_guard<ObjectLock> lock(mutex_);
+    client_ = nullptr;
+  }
+  if (ctx_) EndNetworkPhase();
+}
+
+void ReductionCore::RetireForContext() noexcept {
+  EndNetworkPhase();
+  Orphan();
+}
+
+void ReductionCore::Orphan() noexcept {
+  std::lock_guard<ObjectLock> lock(mutex_);
+  ctx_ = nullptr;
+  trace_ = nullptr;
+}
+
+template <class Done>
+bool ReductionCore::DriveUntil(Done done) noexcept {
+  auto& impl = ctx_->Impl();
+  const auto limit =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(impl.DrainTime());
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= limit) return false;
+    impl.ServiceControl();  // failure notices (and, after a failure, unasked messages)
+    std::this_thread::yield();
+  }
+}
+
+void ReductionCore::EndNetworkPhase() noexcept {
+  if (!NetworkActive()) return;
+  auto& impl = ctx_->Impl();
+#if TRIBUTARY_HAVE_MPI
+  if (MpiFinalized()) {
+    // MPI_Finalize was called while this network phase ran: its requests are gone with the
+    // library, which may have written the buffers until then but cannot any more.
+    impl.HandleError(Where() +
+                     ": MPI_Finalize was called while its network phase was in flight; "
+                     "complete every generation before finalising MPI");
+    run_->Release();
+    message_->Release();
+    draining_ = false;
+    phase_.store(Phase::failed, std::memory_order_release);
+    return;
+  }
+  if (impl.size > 1 && !impl.net.MayCallMpi()) {
+    impl.HandleError(Where() + ": destroyed in flight on a thread that may not call MPI (" +
+                     ThreadLevelAdvice(impl.net.thread_level) + ")");
+    run_->Release();
+    message_->Release();
+    return;
+  }
+#endif
+  if (State() == Phase::in_flight) {
+    // A healthy generation: complete it while the other ranks take part (the result is
+    // dropped where the object has gone). One that does not complete in the drain time is
+    // a failure of this rank.
+    const bool completed = DriveUntil([this] {
+      Advance();
+      return State() != Phase::in_flight;
+    });
+    if (!completed) {
+      impl.FailByPolicy(Where() +
+                        ": destroyed while its network phase is in flight, which did "
+                        "not complete within " +
+                        std::to_string(impl.DrainTime().count()) +
+                        " s (another rank has not started this generation, or no longer polls "
+                        "its Context)");
+    }
+  }
+  if (!draining_.load()) return;
+  // A failed generation: cancel its receives; its sends complete as the other ranks drop
+  // what they receive unasked.
+  if (DriveUntil([this] { return Settle(); })) return;
+  impl.HandleError(Where() + ": after a failure its sends did not complete within " +
+                   std::to_string(impl.DrainTime().count()) +
+                   " s (the other ranks no longer poll their Context); the MPI library may "
+                   "still read the object's buffers");
+#if TRIBUTARY_HAVE_MPI
+  run_->Release();
+  message_->Release();
+#endif
+  draining_ = false;
 }
 
 bool ReductionCore::HasLibraryLane() const noexcept {
@@ -90,7 +165,7 @@ std::string ReductionCore::Name() const {
 
 std::string ReductionCore::Where() const {
   return Name() + ", generation " + std::to_string(Generation()) + ", rank " +
-         std::to_string(ctx_ ? ctx_->Rank() : -1);
+         std::to_string(rank_);
 }
 
 std::vector<int> ReductionCore::MissingLists() const {
@@ -111,9 +186,13 @@ bool ReductionCore::PollClient() {
     ~Release() { flag.store(false, std::memory_order_release); }
   } release{polling_};
   if (!AwaitingClient()) return State() != Phase::collecting;
+  if (!client_ || State() != Phase::collecting) {  // detached, or failed meanwhile
+    awaiting_.store(false, std::memory_order_release);
+    return true;
+  }
   bool launched = false;
   try {
-    launched = ready_(client_);
+    launched = client_->LaunchWhenReady();
   } catch (...) {
     awaiting_.store(false, std::memory_order_release);
     throw;
@@ -152,18 +231,24 @@ double ReductionCore::SecondsArmed(std::chrono::steady_clock::time_point now) no
 }
 
 bool ReductionCore::NetworkActive() const noexcept {
-  return State() == Phase::in_flight || draining_ || abandon_pending_;
+  return State() == Phase::in_flight || draining_.load(std::memory_order_acquire);
+}
+
+void ReductionCore::CheckCaller() const {
+  if (!ctx_) ThrowOrphaned();
+  const Network& net = ctx_->Impl().net;
+  if (!net.MayCallMpi()) net.ThrowWrongThread(Where());
 }
 
 void ReductionCore::Arm(int expected, int per_list) {
-  if (!ctx_) throw UsageError(Name() + ": its Context has been destroyed");
+  CheckCaller();
   const Phase p = State();
   if (p == Phase::collecting || p == Phase::in_flight)
     throw UsageError(Where() + ": started again while the generation is still " + ToString(p) +
                      "; wait until CheckReduce returns complete");
-  if (draining_) {
-    Advance();
-    if (draining_)
+  if (draining_.load()) {
+    Settle();
+    if (draining_.load())
       throw UsageError(Where() +
                        ": started again while the network phase of its failed generation is "
                        "still completing");
@@ -207,6 +292,7 @@ bool ReductionCore::Arrive(int list_index, int count) {
 }
 
 void ReductionCore::Claim(int list_index, int count) {
+  CheckCaller();
   const Phase p = State();
   if (p != Phase::collecting) {
     if (p == Phase::failed) ThrowError();
@@ -242,6 +328,7 @@ bool ReductionCore::Commit(int count) {
 
 void ReductionCore::Launch(const LaunchSpec& spec) {
   std::lock_guard<ObjectLock> lock(mutex_);
+  if (State() == Phase::failed) ThrowError();  // failed while the last list combined
   if (State() != Phase::collecting)
     throw UsageError(Where() + ": network phase launched while " + ToString(State()));
   message_->Load(spec);
@@ -309,48 +396,70 @@ void ReductionCore::StartSchedule() {
 }
 
 bool ReductionCore::AdvanceLocked() {
-  if (State() != Phase::in_flight && !draining_) return true;
+  const bool draining = draining_.load();
+  if (!draining && State() != Phase::in_flight) return true;
   if (trace_) trace_->Advancing(id_);
 #if TRIBUTARY_HAVE_MPI
   auto& impl = ctx_->Impl();
   if (impl.size > 1) {
     impl.net.CheckThread(impl.rank);
     auto mpi = impl.net.LockMpi();
+    if (draining) return SettleLocked();
     // The message's steps (agreement rounds, the schedule, a retry) until one has to wait.
     Message::Next next = Message::Next::wait;
     if (message_->Waiting()) {
-      next = message_->Poll(draining_);
+      next = message_->Poll(false);
       if (next == Message::Next::wait) return false;
       if (next == Message::Next::schedule) StartSchedule();
     }
     if (next != Message::Next::finished && next != Message::Next::failed && run_->Active()) {
       if (!run_->Progress()) return false;
       run_->Stop();
-      next = message_->Completed(run_->Finished(), draining_);
+      next = message_->Completed(run_->Finished(), false);
       if (next == Message::Next::wait) return false;  // the ranks agree on a window again
     }
     if (next == Message::Next::failed) {
-      if (!draining_) {
-        SetError(ErrorKind::usage, Where() + ": " + message_->Error(), impl.rank);
-        phase_.store(Phase::failed, std::memory_order_release);
-      }
-      draining_ = false;
+      SetError(ErrorKind::usage, Where() + ": " + message_->Error(), impl.rank);
+      phase_.store(Phase::failed, std::memory_order_release);
       return true;
     }
   }
 #endif
-  if (draining_) {
-    draining_ = false;  // the failed generation's messages are all done; result discarded
-    return true;
-  }
+  if (draining) return SettleLocked();
   message_->Finish(ctx_->Rank());
   Finish();
   return true;
 }
 
+bool ReductionCore::SettleLocked() noexcept {
+#if TRIBUTARY_HAVE_MPI
+  if (!cancelled_) {
+    cancelled_ = true;
+    (void)message_->Cancel();
+    (void)run_->Cancel();  // a collective of the MPI library cannot be: it stays pending
+  }
+  if (!message_->Quiet() || !run_->Quiet()) return false;
+#endif
+  draining_.store(false, std::memory_order_release);
+  return true;
+}
+
+bool ReductionCore::Settle() noexcept {
+  if (!draining_.load()) return true;
+  std::unique_lock<ObjectLock> lock(mutex_, std::try_to_lock);
+  if (!lock) return false;  // another thread is advancing it
+#if TRIBUTARY_HAVE_MPI
+  if (ctx_ && ctx_->Impl().size > 1) {
+    auto mpi = ctx_->Impl().net.LockMpi();
+    return SettleLocked();
+  }
+#endif
+  return SettleLocked();
+}
+
 void ReductionCore::Finish() {
   try {
-    if (finish_) finish_(client_);
+    if (client_) client_->FinishGeneration();
     done_cycle_.store(CycleStamp(), std::memory_order_relaxed);
     if (trace_) trace_->Complete(id_, Generation(), false);
     phase_.store(Phase::done, std::memory_order_release);
@@ -370,17 +479,24 @@ bool ReductionCore::Advance() noexcept {
     return AdvanceLocked();
   } catch (const UsageError& e) {
     // e.g. a schedule refused after the length check: the same on every rank.
-    SetError(ErrorKind::usage, Where() + ": " + e.what(), ctx_ ? ctx_->Rank() : -1);
-#if TRIBUTARY_HAVE_MPI
-    run_->Stop();
-#endif
-    phase_.store(Phase::failed, std::memory_order_release);
+    FailWithRequestsPending(ErrorKind::usage, Where() + ": " + e.what());
     return true;
   } catch (const std::exception& e) {
-    SetError(ErrorKind::mpi, Where() + ": " + e.what(), ctx_ ? ctx_->Rank() : -1);
-    phase_.store(Phase::failed, std::memory_order_release);
+    FailWithRequestsPending(ErrorKind::mpi, Where() + ": " + e.what());
     return true;
   }
+}
+
+// An error while advancing: what the generation posted is cancelled like a failed one's.
+void ReductionCore::FailWithRequestsPending(ErrorKind kind, std::string text) noexcept {
+  SetError(kind, std::move(text), ctx_ ? ctx_->Rank() : -1);
+#if TRIBUTARY_HAVE_MPI
+  if (run_->Active() || message_->Waiting()) {
+    cancelled_ = false;
+    draining_.store(true, std::memory_order_release);
+  }
+#endif
+  phase_.store(Phase::failed, std::memory_order_release);
 }
 
 // A check in a cycle of an executor whose generation started and completed in an earlier
@@ -395,7 +511,7 @@ bool ReductionCore::Stale() const noexcept {
 // every 256th the whole Context: the watchdog and failure notices reach a program that
 // only ever polls one object.
 TaskStatus ReductionCore::Incomplete() {
-  if (!ctx_) return TaskStatus::incomplete;
+  if (!ctx_) ThrowOrphaned();
   const unsigned polls = idle_polls_.load(std::memory_order_relaxed) + 1;
   idle_polls_.store(polls, std::memory_order_relaxed);
   if ((polls & 255u) == 0 && ctx_->Impl().net.MayCallMpi() &&
@@ -420,6 +536,7 @@ TaskStatus ReductionCore::AwaitStart(std::uint64_t generation) {
 }
 
 TaskStatus ReductionCore::Check(std::uint64_t generation) {
+  if (ctx_) CheckCaller();
   const std::uint64_t current = Generation();
   if (generation == current + 1) return AwaitStart(generation);  // not started yet
   if (generation != current)
@@ -431,6 +548,7 @@ TaskStatus ReductionCore::Check(std::uint64_t generation) {
 }
 
 TaskStatus ReductionCore::Check() {
+  if (ctx_) CheckCaller();
   if (State() == Phase::done && CurrentCycle() != 0) {
     // Under the lock Arm and Finish hold, so that the phase and the cycles read belong to
     // one generation (another list's thread may be arming this cycle's).
@@ -444,9 +562,14 @@ TaskStatus ReductionCore::Check() {
   return CheckCurrent();
 }
 
+void ReductionCore::ThrowOrphaned() const {
+  throw UsageError(Name() + ": its Context has been destroyed; nothing can start or complete");
+}
+
 TaskStatus ReductionCore::CheckCurrent() {
   const Phase p = State();
   if (p == Phase::done) return TaskStatus::complete;
+  if (!ctx_ && p != Phase::failed) ThrowOrphaned();
   if (p == Phase::collecting) {
     if (!AwaitingClient() || !PollClient()) return Incomplete();
     return CheckCurrent();  // launched: test the network phase in this same call
@@ -503,52 +626,18 @@ void ReductionCore::FailLocally(const std::string& error) {
   phase_.store(Phase::failed, std::memory_order_release);
 }
 
-bool ReductionCore::FailGeneration(const std::string& error, bool remote, int origin,
-                                   bool defer_launch) noexcept {
+bool ReductionCore::FailGeneration(const std::string& error, bool remote, int origin) noexcept {
   std::lock_guard<ObjectLock> lock(mutex_);
   const Phase p = State();
   if (p != Phase::collecting && p != Phase::in_flight) return false;
   SetError(remote ? ErrorKind::remote : ErrorKind::watchdog, error, origin);
-  if (p == Phase::collecting && abandon_) {
-    if (defer_launch) {
-      // The rank where the failure happened launches only once every other rank has
-      // acknowledged the notice (LaunchAbandoned): then no rank can complete this
-      // generation with the neutral elements standing in for the missing contributions.
-      abandon_pending_ = true;
-      phase_.store(Phase::failed, std::memory_order_release);
-      return true;
-    }
-    LaunchAbandonedLocked();
+  awaiting_.store(false, std::memory_order_release);
+  if (p == Phase::in_flight) {
+    cancelled_ = false;
+    draining_.store(true, std::memory_order_release);
   }
-  draining_ = State() == Phase::in_flight;
   phase_.store(Phase::failed, std::memory_order_release);
   return true;
-}
-
-void ReductionCore::LaunchAbandonedLocked() noexcept {
-  // Launch with what has arrived so that the other ranks' requests complete; the result
-  // is discarded. The launch needs the object's own lock released.
-  mutex_.unlock();
-  try {
-    abandon_(client_);
-  } catch (...) {
-  }
-  mutex_.lock();
-}
-
-void ReductionCore::LaunchAbandoned() noexcept {
-  std::lock_guard<ObjectLock> lock(mutex_);
-  if (!abandon_pending_) return;
-  abandon_pending_ = false;
-  // Launch needs the generation collecting; the error stays and is restored after.
-  const ErrorKind kind = error_kind_;
-  const std::string text = error_;
-  const int origin = error_origin_;
-  phase_.store(Phase::collecting, std::memory_order_release);
-  LaunchAbandonedLocked();
-  draining_ = State() == Phase::in_flight;
-  SetError(kind, text, origin);
-  phase_.store(Phase::failed, std::memory_order_release);
 }
 
 }  // namespace tributary::detail

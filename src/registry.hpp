@@ -13,6 +13,10 @@
 
 #include "tributary/detail/progress.hpp"
 
+namespace tributary {
+class Executor;
+}
+
 namespace tributary::detail {
 
 class ReductionCore;
@@ -28,10 +32,13 @@ struct Registry {
   struct Poller {
     void* self;
     PollFn poll;
+    OrphanFn orphan;
   };
   std::vector<Poller> pollers;
   /// objects.size() + pollers.size(), readable without the lock (AdvanceOthers' fast exit).
   std::atomic<int> members{0};
+  /// The executors Context::Execute runs now (the watchdog's report lists their tasks).
+  std::vector<Executor*> executors;
   /// Context::Execute runs in progress: their executors call Progress after every sweep
   /// without progress, so polls inside their sweeps need not advance the others.
   std::atomic<int> hooked_runs{0};

@@ -112,6 +112,12 @@ void ScheduleRun::Start(ScheduleKind kind, ScheduleArgs args, bool read_only, in
   schedule_->Start();
 }
 
+bool ScheduleRun::Quiet() noexcept {
+  if (active_ && !schedule_->Quiet()) return false;
+  active_ = false;
+  return true;
+}
+
 void ScheduleRun::Release() noexcept {
   if (active_) (void)schedule_.release();
   active_ = false;

@@ -72,6 +72,11 @@ class ScheduleRun {
   /// True between Start and Stop.
   bool Active() const noexcept { return active_; }
   void Stop() noexcept { active_ = false; }
+  /// A failed generation's schedule: cancels its receives (false where it cannot be
+  /// cancelled: the MPI library's collectives); Quiet says when nothing is pending any more
+  /// (the run is then stopped).
+  bool Cancel() noexcept { return !active_ || schedule_->Cancel(); }
+  bool Quiet() noexcept;
   /// Lets a schedule in flight go without freeing it (its requests may still write).
   void Release() noexcept;
 

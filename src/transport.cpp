@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -116,11 +117,15 @@ Transport::~Transport() {
         }
       }
     }
-    ctx_->HandleError((owner_.empty() ? std::string("tributary: an object") : owner_) + ", rank " +
-                      std::to_string(rank_) + ": destroyed while " + std::to_string(n) +
-                      " message(s) to other ranks are in flight; run it to completion before "
-                      "destroying it (their buffers are kept: the MPI library may still read "
-                      "them)");
+    const std::string text =
+        (owner_.empty() ? std::string("tributary: an object") : owner_) + ", rank " +
+        std::to_string(rank_) + ": destroyed while " + std::to_string(n) +
+        " message(s) to other ranks are in flight; run it to completion before destroying it "
+        "(their buffers are kept: the MPI library may still read them)";
+    if (ctx_)
+      ctx_->HandleError(text);
+    else
+      std::fprintf(stderr, "tributary: %s\n", text.c_str());
   }
   if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
 #endif

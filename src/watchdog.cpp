@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
+#include <thread>
 
 #include "context_impl.hpp"
 #include "tributary/errors.hpp"
+#include "tributary/tasks/executor.hpp"
 
 namespace tributary::detail {
 
@@ -95,11 +97,134 @@ std::string Seconds(double s) {
 }
 }  // namespace
 
+WatchdogQuery ControlPlane::CollectEntries(std::chrono::steady_clock::time_point now, bool all,
+                                           bool* overdue) {
+  const double timeout = context_.options.watchdog.count();
+  WatchdogQuery q;
+  for (auto* core : context_.registry.objects) {
+    const Phase phase = core->State();
+    const std::uint64_t current = core->Generation();
+    const std::uint64_t awaited = core->AwaitedGeneration();
+    WatchdogQuery::Entry e;
+    e.object = core->ObjectId();
+    double age = 0;
+    bool awaiting = false;
+    if (phase == Phase::collecting || phase == Phase::in_flight) {
+      e.generation = current;
+      age = core->SecondsArmed(now);
+      awaited_seen_.erase(e.object);
+    } else if (awaited > current) {
+      e.generation = awaited;
+      awaiting = true;
+      auto seen = awaited_seen_.find(e.object);
+      if (seen == awaited_seen_.end() || seen->second.first != awaited)
+        seen = awaited_seen_.insert_or_assign(e.object, std::make_pair(awaited, now)).first;
+      age = std::chrono::duration<double>(now - seen->second.second).count();
+    } else {
+      awaited_seen_.erase(e.object);
+      continue;
+    }
+    const auto done = reported_.find(e.object);
+    if (!all && done != reported_.end() && done->second == std::make_pair(e.generation, awaiting))
+      continue;  // once a generation
+    *overdue = *overdue || age >= timeout;
+    e.header = core->Name() + " generation " + std::to_string(e.generation) +
+               (awaiting ? " is polled but has not started after " : " has not completed after ") +
+               Seconds(age) + " s on rank " + std::to_string(context_.rank) + ".";
+    e.mine = WatchdogLine(core, e.generation);
+    q.entries.push_back(std::move(e));
+  }
+  return q;
+}
+
+void ControlPlane::Ask(WatchdogQuery q) {
+  q.number = ++queries_sent_;
+  query_ = std::move(q);
+#if TRIBUTARY_HAVE_MPI
+  std::ostringstream ask;
+  ask << query_.number;
+  for (const auto& e : query_.entries) ask << " " << e.object << " " << e.generation;
+  std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
+  for (int r = 0; r < context_.size; ++r)
+    if (r != context_.rank) Send(r, kCtrlQuery, ask.str());
+#endif
+}
+
+std::string ControlPlane::Compose() {
+  std::ostringstream report;
+  for (const auto& e : query_.entries) {
+    report << "watchdog: " << e.header << "\n";
+    for (int r = 0; r < context_.size; ++r) {
+      report << "  rank " << r << ": ";
+      if (r == context_.rank) {
+        report << e.mine;
+      } else {
+        auto a = query_.answers.find(r);
+        auto line = a == query_.answers.end() ? std::map<int, std::string>::const_iterator{}
+                                              : a->second.find(e.object);
+        report << (a == query_.answers.end() || line == a->second.end()
+                       ? std::string("no answer (busy outside Tributary, or hung)")
+                       : line->second);
+      }
+      report << "\n";
+    }
+    const bool awaiting = e.header.find(" is polled but ") != std::string::npos;
+    reported_[e.object] = std::make_pair(e.generation, awaiting);
+  }
+  query_ = WatchdogQuery{};
+  return report.str();
+}
+
+std::string ControlPlane::PendingTasks() {
+  std::vector<Executor*> executors;
+  {
+    std::lock_guard<std::mutex> lock(context_.registry.mutex);
+    executors = context_.registry.executors;
+  }
+  std::string text;
+  for (Executor* executor : executors) {
+    const std::string tasks = executor->ReportPending();
+    if (!tasks.empty())
+      text += "incomplete tasks on rank " + std::to_string(context_.rank) +
+              " (Context::Execute):\n" + tasks;
+  }
+  return text;
+}
+
+std::string ControlPlane::ObjectsReport() {
+  if (failed_.load()) return {};
+  const auto now = WatchdogClock();
+  bool overdue = false;
+  {
+    std::lock_guard<std::mutex> lock(context_.registry.mutex);
+    WatchdogQuery q = CollectEntries(now, /*all=*/true, &overdue);
+    if (q.entries.empty())
+      return "  no reduction object of rank " + std::to_string(context_.rank) + " is waited for\n";
+    q.asked_at = now;
+    Ask(std::move(q));
+  }
+  // Every rank's view, as their Contexts answer (at most min(watchdog, 2 s)).
+  const double wait = std::min(context_.options.watchdog.count(), 2.0);
+  const auto limit = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(wait));
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(context_.registry.mutex);
+      if (static_cast<int>(query_.answers.size()) == context_.size - 1) break;
+    }
+    if (std::chrono::steady_clock::now() >= limit) break;
+    context_.ServiceControl();
+    std::this_thread::yield();
+  }
+  std::lock_guard<std::mutex> lock(context_.registry.mutex);
+  return Compose();
+}
+
 void ControlPlane::RunWatchdog() {
   if (failed_.load()) return;  // after a failure nothing waits any more
   const ContextOptions& options = context_.options;
   const int rank = context_.rank;
-  const int size = context_.size;
   const double timeout = options.watchdog.count();
   const auto now = WatchdogClock();
   std::string text;
@@ -108,82 +233,20 @@ void ControlPlane::RunWatchdog() {
     if (query_.number == 0) {
       // What this rank waits for: generations started and not complete, and polls waiting
       // for a start. One report names them all once one of them is overdue.
-      WatchdogQuery q;
       bool overdue = false;
-      for (auto* core : context_.registry.objects) {
-        const Phase phase = core->State();
-        const std::uint64_t current = core->Generation();
-        const std::uint64_t awaited = core->AwaitedGeneration();
-        WatchdogQuery::Entry e;
-        e.object = core->ObjectId();
-        double age = 0;
-        bool awaiting = false;
-        if (phase == Phase::collecting || phase == Phase::in_flight) {
-          e.generation = current;
-          age = core->SecondsArmed(now);
-          awaited_seen_.erase(e.object);
-        } else if (awaited > current) {
-          e.generation = awaited;
-          awaiting = true;
-          auto seen = awaited_seen_.find(e.object);
-          if (seen == awaited_seen_.end() || seen->second.first != awaited)
-            seen = awaited_seen_.insert_or_assign(e.object, std::make_pair(awaited, now)).first;
-          age = std::chrono::duration<double>(now - seen->second.second).count();
-        } else {
-          awaited_seen_.erase(e.object);
-          continue;
-        }
-        const auto done = reported_.find(e.object);
-        if (done != reported_.end() && done->second == std::make_pair(e.generation, awaiting))
-          continue;  // once a generation
-        overdue = overdue || age >= timeout;
-        e.header =
-            core->Name() + " generation " + std::to_string(e.generation) +
-            (awaiting ? " is polled but has not started after " : " has not completed after ") +
-            Seconds(age) + " s on rank " + std::to_string(rank) + ".";
-        e.mine = WatchdogLine(core, e.generation);
-        q.entries.push_back(std::move(e));
-      }
+      WatchdogQuery q = CollectEntries(now, /*all=*/false, &overdue);
       if (!overdue) return;
-      q.number = ++queries_sent_;
       q.asked_at = now;
-      query_ = std::move(q);
-#if TRIBUTARY_HAVE_MPI
-      std::ostringstream ask;
-      ask << query_.number;
-      for (const auto& e : query_.entries) ask << " " << e.object << " " << e.generation;
-      std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
-      for (int r = 0; r < size; ++r)
-        if (r != rank) Send(r, kCtrlQuery, ask.str());
-#endif
+      Ask(std::move(q));
     }
     // Wait for every answer, or give the others as long again as the time-out (at most 2 s).
     const double waited = std::chrono::duration<double>(now - query_.asked_at).count();
-    const bool all = static_cast<int>(query_.answers.size()) == size - 1;
+    const bool all = static_cast<int>(query_.answers.size()) == context_.size - 1;
     if (!all && waited < std::min(timeout, 2.0)) return;
-    std::ostringstream report;
-    for (const auto& e : query_.entries) {
-      report << "watchdog: " << e.header << "\n";
-      for (int r = 0; r < size; ++r) {
-        report << "  rank " << r << ": ";
-        if (r == rank) {
-          report << e.mine;
-        } else {
-          auto a = query_.answers.find(r);
-          auto line = a == query_.answers.end() ? std::map<int, std::string>::const_iterator{}
-                                                : a->second.find(e.object);
-          report << (a == query_.answers.end() || line == a->second.end()
-                         ? std::string("no answer (busy outside Tributary, or hung)")
-                         : line->second);
-        }
-        report << "\n";
-      }
-      const bool awaiting = e.header.find(" is polled but ") != std::string::npos;
-      reported_[e.object] = std::make_pair(e.generation, awaiting);
-    }
-    query_ = WatchdogQuery{};
-    text = report.str();
+    text = Compose();
   }
+  // The tasks that wait for them, where an executor of Context::Execute runs.
+  text += PendingTasks();
   if (options.on_watchdog == WatchdogAction::report) {
     Report(text + "  (reported once; the generations go on waiting)\n");
     return;

@@ -17,7 +17,7 @@ namespace tributary {
 /// CheckReduce() from every list; once complete, `val[r]` is rank r's `local`. For
 /// variable-size T every rank must give the same length (checked at DebugLevel::basic).
 template <class T>
-class AllGather {
+class AllGather : private detail::ReductionClient {
   static_assert(kIsReducible<T>, "tributary: unsupported value type for AllGather");
   using Traits = ValueTraits<T>;
   using E = typename Traits::element;
@@ -33,7 +33,7 @@ class AllGather {
   explicit AllGather(Context& ctx, std::string label = {})
       : core_(std::make_unique<detail::ReductionCore>(
             ctx, "AllGather<" + detail::TypeLabel<T>() + ">", std::move(label))) {
-    core_->SetClient(this, &AllGather::FinishThunk, &AllGather::AbandonThunk);
+    core_->SetClient(this);
   }
   /// Moves the object; throws UsageError while its network phase is in flight (and then
   /// moves nothing).
@@ -44,9 +44,13 @@ class AllGather {
         core_(std::move(other.core_)),
         flat_(std::move(other.flat_)),
         count_(other.count_) {
-    if (core_) core_->SetClient(this, &AllGather::FinishThunk, &AllGather::AbandonThunk);
+    if (core_) core_->SetClient(this);
   }
-  ~AllGather() { core_.reset(); }  // the core first: it may still touch the buffers
+  ~AllGather() {  // the core first: its network phase ends while the buffers exist
+    if (!core_) return;
+    core_->Retire();
+    core_.reset();
+  }
   AllGather(const AllGather&) = delete;
   AllGather& operator=(const AllGather&) = delete;
   AllGather& operator=(AllGather&&) = delete;
@@ -64,7 +68,7 @@ class AllGather {
   TaskStatus CheckReduce() { return core_->Check(); }
 
   /// Where the current generation is: idle, collecting, in flight, done or failed.
-  detail::Phase State() const noexcept { return core_->State(); }
+  Phase State() const noexcept { return core_->State(); }
   /// The number of generations started so far (the current one's number).
   std::uint64_t Generation() const noexcept { return core_->Generation(); }
   /// True while the network phase of the current generation runs.
@@ -111,8 +115,7 @@ class AllGather {
       std::copy_n(flat_.data() + r * count_, count_, Traits::Data(val[r]));
     }
   }
-  static void FinishThunk(void* self) { static_cast<AllGather*>(self)->Finish(); }
-  static void AbandonThunk(void*) {}
+  void FinishGeneration() override { Finish(); }
 
   std::unique_ptr<detail::ReductionCore> core_;
   std::vector<E> flat_;

@@ -146,9 +146,6 @@ class BatchMember final : public detail::BatchMemberBase {
   detail::PackedSegment Segment(std::size_t offset) const override {
     return detail::PackedSegment{offset, Traits::Size(val), sizeof(E), op_->combine, op_.get()};
   }
-  void FillMissing(const std::vector<int>& missing) override {
-    (void)partials_.FillMissing(missing, *op_, exact_, Traits::Size(val));
-  }
   bool Commutative() const noexcept override { return exact_ || op_->commutative; }
   std::uint64_t OpSignature() const noexcept override { return op_->Signature(); }
   bool HasFingerprint() const noexcept override { return op_->HasFingerprint(); }
@@ -159,7 +156,6 @@ class BatchMember final : public detail::BatchMemberBase {
   bool OnDevice() const noexcept override { return partials_.OnDevice(); }
 #if TRIBUTARY_HAVE_KOKKOS
   bool DeviceReady() override { return partials_.DeviceReady(exact_); }
-  void WaitForDevice() override { partials_.WaitForDevice(exact_); }
 #endif
   /// \endcond
 
@@ -186,15 +182,18 @@ class BatchMember final : public detail::BatchMemberBase {
 /// `val` and `StartReduce()`), contribute to every member from every list, and poll
 /// `CheckReduce()` (the batch's or any member's). The members keep their own operators and
 /// types; the message is one allreduce whatever their number.
-class Batch {
+class Batch : private detail::ReductionClient {
  public:
   /// A batch on `ctx`, named `label` in messages. Takes one communicator of the Context's
   /// pool for its lifetime.
   explicit Batch(Context& ctx, std::string label = {})
       : core_(std::make_unique<detail::ReductionCore>(ctx, "Batch", std::move(label))) {
-    core_->SetClient(this, &Batch::FinishThunk, &Batch::AbandonThunk, &Batch::ReadyThunk);
+    core_->SetClient(this);
   }
-  ~Batch() { core_.reset(); }  // the core first: it may still touch the buffers
+  ~Batch() {  // the core first: its network phase ends while the buffers exist
+    core_->Retire();
+    core_.reset();
+  }
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
 
@@ -249,7 +248,7 @@ class Batch {
   /// CheckReduce for generation `generation` (see AllReduce::CheckGeneration).
   TaskStatus CheckGeneration(std::uint64_t generation) { return core_->Check(generation); }
   /// Where the current generation is: idle, collecting, in flight, done or failed.
-  detail::Phase State() const noexcept { return core_->State(); }
+  Phase State() const noexcept { return core_->State(); }
   /// The number of generations started so far (the current one's number).
   std::uint64_t Generation() const noexcept { return core_->Generation(); }
   /// True while the network phase of the current generation runs.
@@ -332,18 +331,8 @@ class Batch {
     message_.Unpack([this] { return core_->Where(); });
   }
 
-  void Abandon() {
-    // Missing contributions count as neutral elements (a device member's fold is queued
-    // once its slots are all filled); device work is waited for (a failure path may block).
-    const std::vector<int> missing = core_->MissingLists();
-    for (auto& m : members_) m->FillMissing(missing);
-    for (auto& m : members_) m->WaitForDevice();
-    CombineAndLaunch();
-  }
-
-  static void FinishThunk(void* self) { static_cast<Batch*>(self)->Finish(); }
-  static void AbandonThunk(void* self) { static_cast<Batch*>(self)->Abandon(); }
-  static bool ReadyThunk(void* self) { return static_cast<Batch*>(self)->Ready(); }
+  void FinishGeneration() override { Finish(); }
+  bool LaunchWhenReady() override { return Ready(); }
 
   std::unique_ptr<detail::ReductionCore> core_;
   std::vector<std::unique_ptr<detail::BatchMemberBase>> members_;

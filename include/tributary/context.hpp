@@ -141,13 +141,16 @@ struct ContextImpl;
 }  // namespace detail
 
 /// Owns the communicators and the bookkeeping of a group of reductions. Constructing and
-/// destroying a Context are collective over its communicator. Reductions must be destroyed
-/// before their Context, and the Context before MPI_Finalize.
+/// destroying a Context are collective over its communicator. Objects and their Context may
+/// be destroyed in any order, after any outcome, also after MPI_Finalize: a network phase
+/// still running ends with the first of them to go (docs/reductions.md, "Lifetimes"), and
+/// objects that outlive their Context are inert (their calls throw UsageError).
 ///
 /// Threads: Tributary serialises its own MPI calls with a lock, so MPI_THREAD_SERIALIZED is
-/// enough for reductions polled from several threads (ThreadedExecutor); with a lower level
-/// only the thread that created the Context may start or check reductions (a UsageError
-/// says so otherwise).
+/// enough for objects polled from several threads (ThreadedExecutor); with a lower level
+/// every call of the Context and its objects must come from the thread that created the
+/// Context, at every rank count (another thread's call is a UsageError that says so and
+/// changes nothing).
 class Context {
  public:
   /// A Context over MPI_COMM_WORLD (the single process in the serial build).
@@ -192,11 +195,21 @@ class Context {
   /// Advances everything in flight on this Context until nothing is: every network phase
   /// started here has completed (their objects' CheckReduce then returns complete or throws
   /// the generation's error). Generations still collecting contributions are not waited for.
+  /// After a failure (FailurePolicy::propagate) the failed generations' messages are settled
+  /// (within the drain time, ContextOptions::watchdog) and then the failure is thrown
+  /// (RemoteError naming the rank where it happened), as Progress throws it.
   void WaitAll();
 
   /// Runs `tasks` on `executor` with Progress() as progress hook and applies the failure
-  /// policy: on a failed task, `abort` prints the report and aborts every rank;
-  /// `propagate` tells the other ranks and returns TaskStatus::fail (or rethrows).
+  /// policy: on a failed task (an exception, a task returning fail, the task watchdog),
+  /// `abort` prints the report and aborts every rank; `propagate` tells the other ranks and
+  /// throws: a task's own exception where it was thrown, RemoteError elsewhere (naming the
+  /// rank that failed, with the report). The watchdog's report names the incomplete tasks
+  /// and every object they wait for, with each rank's state, whichever watchdog fires.
+  /// Before it returns, a generation armed for this run that expects no contribution on
+  /// this rank (a rank with no lists: `Expect(0)`) has completed, so that its result is in
+  /// `val` here as on the ranks whose lists polled it. Throws the failure at once on a
+  /// Context that has failed.
   TaskStatus Execute(TaskCollection& tasks, Executor& executor);
   /// Runs `tasks` on a serial executor (see the other overload) whose task watchdog has the
   /// Context's time, action and report handler.

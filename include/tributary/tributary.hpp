@@ -13,6 +13,7 @@
 #include "tributary/exact_sum.hpp"
 #include "tributary/keyed.hpp"
 #include "tributary/ops.hpp"
+#include "tributary/phase.hpp"
 #include "tributary/reduce.hpp"
 #include "tributary/schedule_kind.hpp"
 #include "tributary/tasks.hpp"

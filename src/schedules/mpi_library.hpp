@@ -16,6 +16,9 @@ class MpiLibrarySchedule final : public Schedule {
   bool Progress() override;
   ScheduleKind Kind() const noexcept override { return ScheduleKind::mpi_library; }
   bool Rearm(const ScheduleArgs& args) override;
+  /// A collective cannot be cancelled: it completes only where every rank takes part.
+  bool Cancel() noexcept override { return false; }
+  bool Quiet() noexcept override { return RequestsQuiet(&request_, 1); }
 
  private:
   ScheduleArgs args_;

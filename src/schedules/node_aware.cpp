@@ -22,6 +22,23 @@ bool NodeAwareSchedule::Rearm(const ScheduleArgs& args) {
   return true;
 }
 
+bool NodeAwareSchedule::Cancel() noexcept {
+  bool cancelled = true;
+  for (Schedule* part : {static_cast<Schedule*>(intra_reduce_.get()), leaders_.get(),
+                         static_cast<Schedule*>(intra_bcast_.get())})
+    if (part) cancelled = part->Cancel() && cancelled;
+  CancelRequests(&deliver_, 1);
+  return cancelled;
+}
+
+bool NodeAwareSchedule::Quiet() noexcept {
+  bool quiet = RequestsQuiet(&deliver_, 1);
+  for (Schedule* part : {static_cast<Schedule*>(intra_reduce_.get()), leaders_.get(),
+                         static_cast<Schedule*>(intra_bcast_.get())})
+    if (part) quiet = part->Quiet() && quiet;
+  return quiet;
+}
+
 namespace {
 // Within the node: rooted at the leader (rank 0 of both node communicators), in hardware
 // order for a commutative operator where the layout has one.

@@ -18,6 +18,8 @@ class NodeAwareSchedule final : public Schedule {
   bool Progress() override;
   ScheduleKind Kind() const noexcept override { return inner_; }
   bool Rearm(const ScheduleArgs& args) override;
+  bool Cancel() noexcept override;
+  bool Quiet() noexcept override;
 
  private:
   enum class Step { intra_reduce, leaders, deliver, intra_bcast, done };

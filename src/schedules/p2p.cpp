@@ -19,6 +19,33 @@ bool P2PSchedule::AllNull(const MPI_Request* requests, std::size_t n) {
   return true;
 }
 
+void CancelRequests(MPI_Request* requests, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i)
+    if (requests[i] != MPI_REQUEST_NULL) MPI_Cancel(&requests[i]);
+}
+
+bool RequestsQuiet(MPI_Request* requests, std::size_t n) noexcept {
+  bool quiet = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    int done = 0;
+    if (MPI_Test(&requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done) quiet = false;
+  }
+  return quiet;
+}
+
+bool P2PSchedule::Cancel() noexcept {
+  CancelRequests(requests_.data(), requests_.size());
+  for (const Tracked& t : tracked_) CancelRequests(t.requests, t.n);
+  return true;
+}
+
+bool P2PSchedule::Quiet() noexcept {
+  bool quiet = RequestsQuiet(requests_.data(), requests_.size());
+  for (const Tracked& t : tracked_) quiet = RequestsQuiet(t.requests, t.n) && quiet;
+  return quiet;
+}
+
 P2PSchedule::P2PSchedule(const ScheduleArgs& args) : args_(args) {
   CheckMpi(MPI_Comm_rank(args_.comm, &rank_), "MPI_Comm_rank");
   CheckMpi(MPI_Comm_size(args_.comm, &size_), "MPI_Comm_size");

@@ -20,6 +20,8 @@ class P2PSchedule : public Schedule {
   ~P2PSchedule() override;
   bool Rearm(const ScheduleArgs& args) override;
   bool Finished() const noexcept override { return finishing_; }
+  bool Cancel() noexcept override;
+  bool Quiet() noexcept override;
 
  protected:
   /// Bytes of `n` elements.
@@ -59,6 +61,9 @@ class P2PSchedule : public Schedule {
   static void FreeAll(MPI_Request* requests, std::size_t n);
   /// True when none of the `n` requests is outstanding.
   static bool AllNull(const MPI_Request* requests, std::size_t n);
+  /// Requests a schedule keeps outside requests_ (fixed windows): Cancel and Quiet cover
+  /// them too. Called by the constructor of the schedule that owns them.
+  void Track(MPI_Request* requests, std::size_t n) { tracked_.push_back({requests, n}); }
 
   ScheduleArgs args_;
   int rank_ = 0;
@@ -68,6 +73,13 @@ class P2PSchedule : public Schedule {
   /// This generation finishes each element where it is completed and gathers finished
   /// elements (an allreduce with a Finisher, on more than one rank; set by Start).
   bool finishing_ = false;
+
+ private:
+  struct Tracked {
+    MPI_Request* requests;
+    std::size_t n;
+  };
+  std::vector<Tracked> tracked_;
 };
 
 }  // namespace tributary::detail

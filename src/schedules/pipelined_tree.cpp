@@ -12,6 +12,9 @@ namespace tributary::detail {
 
 PipelinedTreeSchedule::PipelinedTreeSchedule(const ScheduleArgs& args) : P2PSchedule(args) {
   for (std::size_t i = 0; i < kWindow; ++i) recv_[i] = send_[i] = sink_[i] = MPI_REQUEST_NULL;
+  Track(recv_, kWindow);
+  Track(send_, kWindow);
+  Track(sink_, kWindow);
 }
 
 PipelinedTreeSchedule::~PipelinedTreeSchedule() {

@@ -11,6 +11,8 @@ namespace tributary::detail {
 
 RingSchedule::RingSchedule(const ScheduleArgs& args) : P2PSchedule(args) {
   for (std::size_t i = 0; i < kWindow; ++i) recv_[i] = send_[i] = MPI_REQUEST_NULL;
+  Track(recv_, kWindow);
+  Track(send_, kWindow);
 }
 
 RingSchedule::~RingSchedule() {

@@ -107,7 +107,22 @@ class Schedule {
     (void)args;
     return false;
   }
+#if TRIBUTARY_HAVE_MPI
+  /// Ends a schedule in flight whose generation failed: cancels the receives still pending
+  /// (after a failure every rank drops the messages nobody asks for, so the sends complete
+  /// too). Progress is not called again; Quiet says when nothing is pending. Returns false
+  /// where the requests cannot be cancelled (the MPI library's collectives).
+  virtual bool Cancel() noexcept = 0;
+  /// Tests the requests still pending (never waits); true once none is.
+  virtual bool Quiet() noexcept = 0;
+#endif
 };
+
+#if TRIBUTARY_HAVE_MPI
+/// Cancel and Quiet over an array of requests (null ones skipped).
+void CancelRequests(MPI_Request* requests, std::size_t n) noexcept;
+bool RequestsQuiet(MPI_Request* requests, std::size_t n) noexcept;
+#endif
 
 /// Makes the schedule `kind` for `args`. Throws tributary::UsageError when the kind does
 /// not implement args.collective, or the payload is not commutative and the kind is not

@@ -82,6 +82,10 @@ class TaskEngine {
   void Fail(const std::string& label, int list, const std::string& message,
             std::exception_ptr error = nullptr);
 
+  /// The incomplete tasks and what they wait for (the other workers pause while it is
+  /// read); marks the run as reported.
+  std::string PendingReport();
+
   /// Report and exception of the execution.
   const TaskReport& Report() const noexcept { return report_; }
   std::exception_ptr Error() const noexcept { return error_; }
@@ -96,6 +100,10 @@ class TaskEngine {
   static void ResetList(TaskList& list);
   static void ResetForExecution(TaskList& list);
   std::string WatchdogReport() const;
+  std::string PendingTasks() const;
+  // Pauses the other workers (those at the top of a sweep) while `read` runs.
+  template <class Read>
+  void WhilePaused(Read&& read);
 
   Executor& executor_;
   TaskRegion& region_;

@@ -281,7 +281,20 @@ void TaskEngine::Backoff(int idle) const {
 std::string TaskEngine::WatchdogReport() const {
   std::ostringstream r;
   const double seconds = executor_.options_.watchdog.count();
-  r << "task watchdog: the region has not finished after " << seconds << " s.\n";
+  r << "task watchdog: the region has not finished after " << seconds << " s.\n" << PendingTasks();
+  std::lock_guard<std::mutex> lock(executor_.sections_mutex_);
+  for (const auto& [handle, section] : executor_.sections_) {
+    try {
+      r << section();
+    } catch (const std::exception& e) {
+      r << "  (a report section failed: " << e.what() << ")\n";
+    }
+  }
+  return r.str();
+}
+
+std::string TaskEngine::PendingTasks() const {
+  std::ostringstream r;
   std::function<void(const TaskList&, int, const std::string&)> list_report =
       [&](const TaskList& list, int index, const std::string& indent) {
         for (int t : list.runtime_->pending) {
@@ -323,6 +336,25 @@ std::string TaskEngine::WatchdogReport() const {
   return r.str();
 }
 
+template <class Read>
+void TaskEngine::WhilePaused(Read&& read) {
+  pause_.store(true, std::memory_order_release);
+  // The caller, when it is a worker of this run, does not pause itself.
+  const int others = running_.load() - (CurrentCycle() == cycle_ ? 1 : 0);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (paused_.load() < others && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::yield();
+  read();
+  pause_.store(false, std::memory_order_release);
+}
+
+std::string TaskEngine::PendingReport() {
+  reported_.store(true);
+  std::string text;
+  WhilePaused([&] { text = PendingTasks(); });
+  return text;
+}
+
 void TaskEngine::PauseIfAsked() {
   if (!pause_.load(std::memory_order_acquire)) return;
   paused_.fetch_add(1);
@@ -335,12 +367,9 @@ void TaskEngine::PauseIfAsked() {
 // change, which only blurs the report).
 void TaskEngine::ReportOnce() {
   if (reported_.exchange(true)) return;
-  pause_.store(true, std::memory_order_release);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (paused_.load() < running_.load() - 1 && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::yield();
-  const std::string text = WatchdogReport() + "  (reported once; the execution goes on waiting)\n";
-  pause_.store(false, std::memory_order_release);
+  std::string text;
+  WhilePaused([&] { text = WatchdogReport(); });
+  text += "  (reported once; the execution goes on waiting)\n";
   const auto& sink = executor_.options_.report;
   try {
     if (sink) {
@@ -414,10 +443,39 @@ void Executor::RemoveProgressHook(int handle) {
                hooks_.end());
 }
 
+int Executor::AddReportSection(std::function<std::string()> section) {
+  std::lock_guard<std::mutex> lock(sections_mutex_);
+  sections_.emplace_back(next_section_, std::move(section));
+  return next_section_++;
+}
+
+void Executor::RemoveReportSection(int handle) {
+  std::lock_guard<std::mutex> lock(sections_mutex_);
+  sections_.erase(std::remove_if(sections_.begin(), sections_.end(),
+                                 [handle](const auto& s) { return s.first == handle; }),
+                  sections_.end());
+}
+
+std::string Executor::ReportPending() {
+  std::lock_guard<std::mutex> lock(engine_mutex_);
+  return engine_ ? engine_->PendingReport() : std::string();
+}
+
 TaskStatus Executor::Run(TaskRegion& region) {
   region.Validate();
   report_ = TaskReport{};
   detail::TaskEngine engine(*this, region);
+  struct Current {
+    Executor& executor;
+    explicit Current(Executor& e, detail::TaskEngine* engine) : executor(e) {
+      std::lock_guard<std::mutex> lock(executor.engine_mutex_);
+      executor.engine_ = engine;
+    }
+    ~Current() {
+      std::lock_guard<std::mutex> lock(executor.engine_mutex_);
+      executor.engine_ = nullptr;
+    }
+  } current(*this, &engine);
   if (region.size() > 0) RunLists(engine);
   detail::EndSweeps();
   engine.FinishWatchdog();

@@ -1,8 +1,11 @@
 #include "tributary/tasks/sweep.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tributary/tasks/foreign.hpp"
 
@@ -22,6 +25,23 @@ thread_local std::uint64_t t_cycle = 0;
 // The cycle a foreign executor declared (ForeignCycle), seen by every thread that is not
 // inside one of Tributary's executors; 0 when none is declared.
 std::atomic<std::uint64_t> g_foreign{0};
+
+// Who is told that a foreign cycle ended. The mutex is held while they run, so that a
+// removal waits for a call in progress.
+struct CycleObserver {
+  int handle;
+  void* self;
+  detail::CycleEndFn fn;
+};
+std::mutex& ObserversMutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<CycleObserver>& Observers() {
+  static std::vector<CycleObserver> v;
+  return v;
+}
+int g_next_observer = 1;
 }  // namespace
 
 std::uint64_t CurrentSweep() noexcept { return t_current_sweep; }
@@ -42,6 +62,20 @@ std::uint64_t BeginCycle() noexcept {
 }
 void EndCycle() noexcept { g_running.fetch_sub(1, std::memory_order_acq_rel); }
 void EnterCycle(std::uint64_t cycle) noexcept { t_cycle = cycle; }
+
+int AddCycleEndObserver(void* self, CycleEndFn fn) {
+  std::lock_guard<std::mutex> lock(ObserversMutex());
+  Observers().push_back(CycleObserver{g_next_observer, self, fn});
+  return g_next_observer++;
+}
+
+void RemoveCycleEndObserver(int handle) noexcept {
+  std::lock_guard<std::mutex> lock(ObserversMutex());
+  auto& v = Observers();
+  v.erase(std::remove_if(v.begin(), v.end(),
+                         [handle](const CycleObserver& o) { return o.handle == handle; }),
+          v.end());
+}
 
 std::uint64_t BeginSweep() noexcept {
   if (t_thread_tag == 0) t_thread_tag = g_next_thread.fetch_add(1, std::memory_order_relaxed) << 40;
@@ -69,6 +103,10 @@ ForeignCycle::ForeignCycle() : number_(0) {
 }
 
 ForeignCycle::~ForeignCycle() {
+  {
+    std::lock_guard<std::mutex> lock(ObserversMutex());
+    for (const CycleObserver& o : Observers()) o.fn(o.self, number_);
+  }
   g_foreign.store(0, std::memory_order_release);
   detail::EndCycle();
 }

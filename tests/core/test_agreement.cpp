@@ -109,7 +109,7 @@ TEST_P(Agreement, BuiltinOperatorsDifferInAllReduceAndReduce) {
   const std::string msg = ExpectNamed([&] { return a.CheckReduce(); }, "operator", "Sum", "Max");
   if (Size() > 1) {
     TRIBUTARY_EXPECT_ALL(Contains(msg, "AllReduce<double> 'dt' (object 0), generation 1") &&
-                         a.State() == tributary::detail::Phase::failed);
+                         a.State() == tributary::Phase::failed);
     TRIBUTARY_EXPECT_ALL(a.val == 2.0);  // no rank took a value
   }
   // The object goes on once the ranks agree.

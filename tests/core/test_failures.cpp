@@ -65,7 +65,7 @@ TEST(Failures, WatchdogNamesTheRankAndTheListThatDidNotContribute) {
                                             ": generation 1 collecting: 1 of 2 lists "
                                             "contributed, missing lists: 1"));
   if (Size() > 1) TRIBUTARY_EXPECT_ALL(Contains(report, "rank 0: generation 1 in flight"));
-  EXPECT_EQ(r.State(), tributary::detail::Phase::failed);
+  EXPECT_EQ(r.State(), tributary::Phase::failed);
   Drain(ctx, r);
   TRIBUTARY_EXPECT_ALL(!r.InFlight());
 }

@@ -777,10 +777,9 @@ TEST(Schedules, ProgressThreadAdvancesWithoutPolling) {
     r.val.assign(100000, Rank() + 1);
     r.StartReduce(tributary::Sum{});
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (r.State() != tributary::detail::Phase::done &&
-           std::chrono::steady_clock::now() < deadline)
+    while (r.State() != tributary::Phase::done && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    const bool done = r.State() == tributary::detail::Phase::done;
+    const bool done = r.State() == tributary::Phase::done;
     TRIBUTARY_EXPECT_ALL(done);
     ASSERT_EQ(r.CheckReduce(), TaskStatus::complete);
     const long expect = static_cast<long>(Size()) * (Size() + 1) / 2;

@@ -34,7 +34,6 @@ class BatchMemberBase {
   virtual void Unpack(const unsigned char* src) = 0;
   virtual PackedSegment Segment(std::size_t offset) const = 0;
   virtual void PrepareArm(int lists) = 0;
-  virtual void FillMissing(const std::vector<int>& missing) = 0;
   virtual bool Commutative() const noexcept = 0;
   /// The member's part of the batch's agreement record: its operator's signature (and
   /// fingerprint, see OpHolderBase), its element type's code, and their names.
@@ -59,8 +58,6 @@ class BatchMemberBase {
   virtual bool OnDevice() const noexcept { return false; }
   /// True when no device work of this member is pending. Never blocks.
   virtual bool DeviceReady() { return true; }
-  /// Blocks until this member's device work is done (failure paths only).
-  virtual void WaitForDevice() {}
   /// True when the combine does not read its state (a stateless operator): neighbouring
   /// members with the same combine then combine as one segment.
   bool stateless = false;

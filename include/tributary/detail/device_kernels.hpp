@@ -165,14 +165,6 @@ struct CopyKernel {
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t c) const { slot(c) = data(c); }
 };
 
-/// Fills one list's slot with a value (a missing list's neutral element).
-template <class Slot, class E>
-struct FillKernel {
-  Slot slot;
-  E value;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t c) const { slot(c) = value; }
-};
-
 /// Folds the per-list slots in list order: out[c] = slot_0[c] ∘ slot_1[c] ∘ ... ∘ slot_{n-1}[c].
 template <class Slots, class Out, class E, class Op>
 struct ListFoldKernel {

@@ -115,16 +115,6 @@ class DeviceStage final : public DeviceStageBase<E> {
     done_.Wait();
   }
   const E* Result() const override { return kHostReadable ? combined_.data() : staging_.data(); }
-  void FillMissing(const std::vector<int>& lists, const E& identity) override {
-    for (int i : lists) {
-      const Exec exec = exec_[static_cast<std::size_t>(i)];
-      Kokkos::parallel_for("tributary::fill_missing",
-                           Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
-                               exec, 0, static_cast<std::int64_t>(this->count)),
-                           FillKernel<Slot, E>{SlotOf(i), identity});
-      events_[static_cast<std::size_t>(i)].Record(exec);
-    }
-  }
   const std::type_info& Space() const noexcept override { return typeid(Exec); }
 
  private:

@@ -25,15 +25,13 @@ class DeviceStageBase {
   virtual ~DeviceStageBase() = default;
   /// True once the combined result is readable in host memory. Never blocks.
   virtual bool Ready() = 0;
-  /// Blocks until every queued kernel and copy is done (failure paths only).
+  /// Blocks until every queued kernel and copy is done (the slots' destruction only).
   virtual void Wait() = 0;
   /// The k combined values, in host memory; valid once Ready.
   virtual const E* Result() const = 0;
   /// Queues the list-order fold with the generation's operator (see SetFold) after every
   /// list's kernel, on the instance of list `last`.
   virtual void Fold(int last) = 0;
-  /// Fills the slots of `lists` (not contributed) with `identity`.
-  virtual void FillMissing(const std::vector<int>& lists, const E& identity) = 0;
   virtual const std::type_info& Space() const noexcept = 0;
   std::size_t count = 0;  ///< k: values per list in this generation.
 };

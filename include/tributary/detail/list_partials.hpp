@@ -61,7 +61,12 @@ class ListPartials {
     if (!DeviceRuntimeAlive()) {  // their Views must not be freed now
       (void)stage_.release();
       (void)exact_stage_.release();
+      return;
     }
+    // Kernels and copies of a generation that failed, or was never polled to its end, may
+    // still write the slots: the slots go once they are done.
+    if (stage_) stage_->Wait();
+    if (exact_stage_) exact_stage_->Wait();
 #endif
   }
 
@@ -166,47 +171,6 @@ class ListPartials {
     for (ExactSum& m : *merged) m.Normalize();
   }
 
-  /// A failing generation: the lists in `missing` that did not contribute count as neutral
-  /// elements (`size` of them per list). On the device, true when the list-order fold was
-  /// queued here (the last list's kernel was queued before: false).
-  bool FillMissing(const std::vector<int>& missing, const OpHolderBase<E>& op, bool exact,
-                   std::size_t size) {
-#if TRIBUTARY_HAVE_KOKKOS
-    if (OnDevice()) {
-      if (exact ? !exact_stage_ : !stage_) return false;  // no list reached the device
-      std::vector<int> absent;
-      for (int i : missing)
-        if (!marks_[static_cast<std::size_t>(i)].load(std::memory_order_acquire))
-          absent.push_back(i);
-      if (absent.empty()) return false;
-      if (exact)
-        exact_stage_->FillMissing(absent, ExactSum());
-      else
-        stage_->FillMissing(absent, op.Identity());
-      // A list still queuing its kernel folds itself; otherwise fold here.
-      const int n = static_cast<int>(absent.size());
-      if (device_launched_.fetch_add(n, std::memory_order_acq_rel) + n != lists_) return false;
-      if (exact)
-        exact_stage_->Fold(absent.back());
-      else
-        stage_->Fold(absent.back());
-      return true;
-    }
-#else
-    (void)exact;
-#endif
-    for (int i : missing) {
-      if (marks_[static_cast<std::size_t>(i)].load(std::memory_order_acquire)) continue;
-      T& slot = slots_[static_cast<std::size_t>(i)].value;
-      if constexpr (Traits::dynamic) Traits::Resize(slot, size);
-      try {
-        std::fill_n(Traits::Data(slot), Traits::Size(slot), op.Identity());
-      } catch (...) {
-      }
-    }
-    return false;
-  }
-
   /// True when this generation's lists contribute on the device.
   bool OnDevice() const noexcept { return where_.load(std::memory_order_acquire) == kOnDevice; }
 
@@ -244,14 +208,6 @@ class ListPartials {
     if (!OnDevice() || (exact ? !exact_stage_ : !stage_)) return true;
     return exact ? exact_stage_->Ready() : stage_->Ready();
   }
-  /// Blocks until this generation's device work is done (failure paths only).
-  void WaitForDevice(bool exact) {
-    if (!OnDevice() || (exact ? !exact_stage_ : !stage_)) return;
-    if (exact)
-      exact_stage_->Wait();
-    else
-      stage_->Wait();
-  }
   /// True while device slots exist (they must go before Kokkos is finalised).
   bool HoldsDeviceSlots() const noexcept { return stage_ || exact_stage_; }
 
@@ -278,6 +234,7 @@ class ListPartials {
   // Checks and reserves list `list`'s contribution (`how`) before its slot is written:
   // every UsageError comes first, so a refused contribution changes nothing.
   void Claim(int list, std::uint8_t how) {
+    core_->CheckCaller();
     if (!Mine(list)) core_->Claim(list);  // throws the error for this state or index
     ClaimWhere(list, how == kDevice ? kOnDevice : kOnHost);
     auto& mark = marks_[static_cast<std::size_t>(list)];

@@ -88,6 +88,7 @@ bool ListPartials<T>::ContributeKernel(int list, const Policy& policy, const F& 
 template <class T>
 template <class Op>
 void ListPartials<T>::CheckDeviceOperator(int list, const OpHolderBase<E>& holder) {
+  core_->CheckCaller();
   if (!Mine(list)) core_->Claim(list);  // throws the error for this state or index
   if (holder.Type() != typeid(Op))
     throw UsageError(Where() + ": list " + std::to_string(list) + " contributed with operator " +

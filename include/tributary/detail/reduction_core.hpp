@@ -18,6 +18,7 @@
 #include "tributary/detail/agreement.hpp"
 #include "tributary/detail/message_spec.hpp"
 #include "tributary/detail/payload.hpp"
+#include "tributary/phase.hpp"
 #include "tributary/schedule_kind.hpp"
 #include "tributary/tasks/task_status.hpp"
 
@@ -49,29 +50,28 @@ class ObjectLock {
   std::atomic<bool> locked_{false};
 };
 
-/// The states of one reduction object.
-enum class Phase : std::uint8_t {
-  idle,        ///< Never started.
-  collecting,  ///< Armed: waiting for this rank's contributions.
-  in_flight,   ///< The network phase runs.
-  done,        ///< The result is in place; the next start is a new generation.
-  failed       ///< This generation failed; the next start is a new generation.
+/// The states of one reduction object (the public tributary::Phase).
+using Phase = tributary::Phase;
+
+/// What the core calls back in the object that owns it (AllReduce, Reduce, AllGather,
+/// Batch), only while that object is alive: it detaches itself (ReductionCore::Retire)
+/// before it goes.
+class ReductionClient {
+ public:
+  /// The network phase has completed on this rank: the result goes where the object keeps
+  /// it. May throw (a UsageError or RemoteError), which fails the generation.
+  virtual void FinishGeneration() = 0;
+  /// Every list has contributed, but work the object queued (device partials) may still
+  /// run: false while it runs (never blocks); otherwise the object launches its network
+  /// phase and returns true.
+  virtual bool LaunchWhenReady() { return true; }
+
+ protected:
+  ReductionClient() = default;
+  ReductionClient(const ReductionClient&) = default;
+  ReductionClient& operator=(const ReductionClient&) = default;
+  virtual ~ReductionClient() = default;
 };
-
-const char* ToString(Phase p) noexcept;
-
-/// Called when the network phase has completed on this rank; copies results out and may
-/// throw (a UsageError or RemoteError), which fails the generation.
-using FinishFn = void (*)(void* client);
-/// Called when a generation that is still collecting must fail (watchdog, a failure on
-/// another rank): the object launches its network phase with what it has, neutral elements
-/// for the missing contributions, so that the other ranks' requests complete; the result
-/// is discarded.
-using AbandonFn = void (*)(void* client);
-/// Called while every list has contributed but the object still waits for work it queued
-/// (device partials): returns false while that work runs (never blocks), and otherwise
-/// launches the network phase and returns true.
-using ReadyFn = bool (*)(void* client);
 
 class ReductionCore {
  public:
@@ -81,6 +81,12 @@ class ReductionCore {
   ~ReductionCore();
   ReductionCore(const ReductionCore&) = delete;
   ReductionCore& operator=(const ReductionCore&) = delete;
+
+  /// The thread rule of every entry point (docs/reductions.md, "Threads"): below
+  /// MPI_THREAD_SERIALIZED only the thread that created the Context may call; another
+  /// thread's call is a UsageError thrown before anything changes. Also refuses every call
+  /// that needs the Context once it has been destroyed.
+  void CheckCaller() const;
 
   /// Starts a new generation expecting `expected` lists on this rank, each contributing
   /// `per_list` times (a batch: once per member). Throws UsageError unless the object is
@@ -118,28 +124,32 @@ class ReductionCore {
   /// Context::Progress. Returns true when the object is no longer in flight.
   bool Advance() noexcept;
 
-  /// Who to call when the network phase completes.
-  void SetClient(void* client, FinishFn finish, AbandonFn abandon,
-                 ReadyFn ready = nullptr) noexcept {
-    client_ = client;
-    finish_ = finish;
-    abandon_ = abandon;
-    ready_ = ready;
-  }
-  /// Every list has contributed; the network phase starts once the client's ReadyFn says
-  /// its queued work is done. Check polls it (one caller at a time).
+  /// Who to call back (the object that owns this core; again after it moved).
+  void SetClient(ReductionClient* client) noexcept;
+  /// Every list has contributed; the network phase starts once the client's
+  /// LaunchWhenReady says its queued work is done. Check polls it (one caller at a time).
   void AwaitClient() noexcept { awaiting_.store(true, std::memory_order_release); }
   bool AwaitingClient() const noexcept { return awaiting_.load(std::memory_order_acquire); }
-  /// Polls the ReadyFn once; true when the network phase has been launched. Never blocks:
-  /// false also when another thread is polling.
+  /// Polls LaunchWhenReady once; true when the network phase has been launched. Never
+  /// blocks: false also when another thread is polling.
   bool PollClient();
   /// Fails the current generation (collecting or in flight) with `error` of the given kind
-  /// on this rank; a collecting object launches its network phase anyway (AbandonFn) and
-  /// the phase drains in the background. Returns false when there was nothing to fail.
-  bool FailGeneration(const std::string& error, bool remote, int origin,
-                      bool defer_launch = false) noexcept;
-  /// Launches a generation whose launch FailGeneration deferred (see there).
-  void LaunchAbandoned() noexcept;
+  /// on this rank. Nothing more is sent for it: a network phase in flight is cancelled
+  /// (Settle), and its result is discarded on every rank. Returns false when there was
+  /// nothing to fail.
+  bool FailGeneration(const std::string& error, bool remote, int origin) noexcept;
+  /// After a failure: cancels the pending receives of a failed generation's network phase
+  /// and tests what is left; true once nothing of it is pending. Never blocks.
+  bool Settle() noexcept;
+  /// The object that owns this core goes: no more calls back into it, and its network
+  /// phase ends before its buffers do. A generation in flight is completed while the other
+  /// ranks take part in it (up to the Context's drain time); one that does not complete is
+  /// a failure of this rank by the failure policy (abort, or propagate and cancel). Drives
+  /// this object alone and the Context's control messages, never another object.
+  void Retire() noexcept;
+  /// The Context goes first: ends this object's network phase as Retire does, after which
+  /// the object is inert (every call throws UsageError naming the destroyed Context).
+  void RetireForContext() noexcept;
   /// True while a network phase still runs (in flight, or a failed generation draining).
   bool NetworkActive() const noexcept;
   /// True when CheckReduce already tested the network in executor sweep `sweep`.
@@ -157,6 +167,8 @@ class ReductionCore {
   Phase State() const noexcept { return phase_.load(std::memory_order_acquire); }
   std::uint64_t Generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   int Expected() const noexcept { return expected_; }
+  /// The cycle (detail::CycleStamp) the current generation was armed for.
+  std::uint64_t ArmedCycle() const noexcept { return armed_cycle_.load(std::memory_order_relaxed); }
   /// List indices that have not contributed in this generation.
   std::vector<int> MissingLists() const;
   /// "AllReduce<double> 'dt' (object 3)".
@@ -178,24 +190,23 @@ class ReductionCore {
   Context* Ctx() const noexcept { return ctx_; }
   /// Seconds since this generation was armed.
   double SecondsArmed(std::chrono::steady_clock::time_point now) noexcept;
-  /// Called by the Context when it is destroyed first: the object is then inert.
-  void Orphan() noexcept {
-    ctx_ = nullptr;
-    trace_ = nullptr;
-  }
 
  private:
   enum class ErrorKind : std::uint8_t { none, usage, remote, mpi, watchdog };
   void Choose();
   void StartSchedule();
   bool AdvanceLocked();
+  bool SettleLocked() noexcept;
   void Finish();
   void SetError(ErrorKind kind, std::string text, int origin) noexcept;
+  void FailWithRequestsPending(ErrorKind kind, std::string text) noexcept;
   [[noreturn]] void ThrowError() const;
+  [[noreturn]] void ThrowOrphaned() const;
 
   Context* ctx_;
   std::string what_;
   std::string label_;
+  int rank_ = 0;
   int id_ = -1;
   int pool_slot_ = -1;
   Tracer* trace_ = nullptr;  // the Context's timeline; null when it has none
@@ -233,13 +244,17 @@ class ReductionCore {
   std::string error_;
   int error_origin_ = -1;
 
-  void LaunchAbandonedLocked() noexcept;
-  bool draining_ = false;         // failed, but the network phase is still completing
-  bool abandon_pending_ = false;  // failed here; launch once the other ranks know
-  void* client_ = nullptr;
-  FinishFn finish_ = nullptr;
-  AbandonFn abandon_ = nullptr;
-  ReadyFn ready_ = nullptr;
+  // Ends the network phase before the object or the Context goes (Retire).
+  void EndNetworkPhase() noexcept;
+  // Waits (polling this object and the Context's control messages) until `done` or the
+  // Context's drain time has passed; true when done.
+  template <class Done>
+  bool DriveUntil(Done done) noexcept;
+  // Context code must not be entered from here after this: the object is inert.
+  void Orphan() noexcept;
+  std::atomic<bool> draining_{false};  // failed, but network requests are still pending
+  bool cancelled_ = false;             // a draining generation's receives were cancelled
+  ReductionClient* client_ = nullptr;
   std::atomic<bool> awaiting_{false};
   std::atomic<bool> polling_{false};
 };

@@ -126,7 +126,7 @@ class StagedReduction : protected TypedReduction<std::vector<typename T::non_con
     // The network phase may still write into `val` (device-aware MPI): the core goes first.
     Context* ctx = this->core_ ? this->core_->Ctx() : nullptr;
     const std::string name = this->core_ ? Base::Name() : std::string();
-    this->core_.reset();
+    this->ReleaseCore();
     if (!Kokkos::is_initialized() && val.use_count() > 0) {
       if (ctx)
         ctx->HandleError(name +

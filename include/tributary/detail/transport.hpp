@@ -50,6 +50,8 @@ class Transport {
   /// Bytes at the start of a buffer given to SendBuffer that belong to the transport.
   static constexpr std::size_t kPrefix = sizeof(std::uint64_t);
 
+  /// The Context goes first: errors of the destruction go to stderr from then on.
+  void Orphan() noexcept { ctx_ = nullptr; }
   /// Sends `head` followed by `body` (either may be empty) as one message to `rank`.
   void Send(int rank, const void* head, std::size_t head_bytes, const void* body,
             std::size_t body_bytes);

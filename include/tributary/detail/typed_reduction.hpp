@@ -33,7 +33,7 @@
 namespace tributary::detail {
 
 template <class T>
-class TypedReduction {
+class TypedReduction : private ReductionClient {
   static_assert(kIsReducible<T>,
                 "tributary: unsupported value type; supported are arithmetic types, "
                 "std::complex, std::array, C arrays, std::vector, Kokkos::View<E*> (with "
@@ -155,16 +155,13 @@ class TypedReduction {
   TypedReduction(Context& ctx, std::string what, std::string label)
       : core_(std::make_unique<ReductionCore>(ctx, std::move(what), std::move(label))) {
     partials_.Attach(core_.get(), nullptr);
-    core_->SetClient(this, &TypedReduction::FinishThunk, &TypedReduction::AbandonThunk,
-                     &TypedReduction::ReadyThunk);
+    core_->SetClient(this);
     name_ = core_->Name();
     mode_ = ctx.Options().determinism;
   }
   ~TypedReduction() {
-    // The core goes first: while it drains or reports, the buffers and the operator it
-    // points to must still exist.
     [[maybe_unused]] Context* ctx = core_ ? core_->Ctx() : nullptr;
-    core_.reset();
+    ReleaseCore();
 #if TRIBUTARY_HAVE_KOKKOS
     if constexpr (LooksLikeView<T>::value) {
       if (!DeviceRuntimeAlive() && val.use_count() > 0 && ctx) {
@@ -195,9 +192,15 @@ class TypedReduction {
         mode_(other.mode_),
         exact_(other.exact_),
         partials_(std::move(other.partials_)) {
-    if (core_)
-      core_->SetClient(this, &TypedReduction::FinishThunk, &TypedReduction::AbandonThunk,
-                       &TypedReduction::ReadyThunk);
+    if (core_) core_->SetClient(this);
+  }
+
+  // The core goes first, its network phase ended while the buffers and the operator it
+  // points to still exist (ReductionCore::Retire); it calls nothing here after that.
+  void ReleaseCore() noexcept {
+    if (!core_) return;
+    core_->Retire();
+    core_.reset();
   }
 
   // Refuses to move an object whose network phase is in flight, before anything moves: the
@@ -480,34 +483,6 @@ class TypedReduction {
         [this] { return core_->Where(); }, ctx.Rank());
   }
 
-  void Abandon() {
-    // Missing lists count as neutral elements where the operator has one.
-    const std::vector<int> missing = core_->MissingLists();
-#if TRIBUTARY_HAVE_KOKKOS
-    if (partials_.OnDevice()) {  // a failing generation launches with what the device has
-      if (missing.empty()) {     // the fold is queued: wait for it and launch now
-        if (core_->AwaitingClient()) {
-          partials_.WaitForDevice(exact_);
-          core_->PollClient();
-        }
-        return;
-      }
-      for (int i : missing) core_->Arrive(i);
-      // A list still queuing its kernel folds itself; otherwise the fold is queued here.
-      // The failure path may block on the device.
-      if (partials_.FillMissing(missing, *op_, exact_, Traits::Size(val))) {
-        core_->AwaitClient();
-        partials_.WaitForDevice(exact_);
-        core_->PollClient();
-      }
-      return;
-    }
-#endif
-    partials_.FillMissing(missing, *op_, exact_, Traits::Size(val));
-    for (int i : missing) core_->Arrive(i);
-    if (!missing.empty()) CombineAndLaunch();
-  }
-
 #if TRIBUTARY_HAVE_KOKKOS
   // The combined partial is in host memory: into the target, then the network phase.
   bool DeviceReady() {
@@ -531,16 +506,14 @@ class TypedReduction {
   }
 
 #endif
-  static bool ReadyThunk(void* self) {
+  void FinishGeneration() override { Finish(); }
+  bool LaunchWhenReady() override {
 #if TRIBUTARY_HAVE_KOKKOS
-    return static_cast<TypedReduction*>(self)->DeviceReady();
+    return DeviceReady();
 #else
-    (void)self;
     return true;
 #endif
   }
-
-  static void FinishThunk(void* self) { static_cast<TypedReduction*>(self)->Finish(); }
   static void DescribeThunk(const void* self, std::string* op, std::string* element) {
     *op = static_cast<const TypedReduction*>(self)->op_->Describe();
     *element = TypeLabel<E>();
@@ -548,7 +521,6 @@ class TypedReduction {
   static std::uint64_t FingerprintThunk(const void* self) {
     return static_cast<const TypedReduction*>(self)->op_->Fingerprint();
   }
-  static void AbandonThunk(void* self) { static_cast<TypedReduction*>(self)->Abandon(); }
 
   std::unique_ptr<OpHolderBase<E>> op_;
   T work_{};

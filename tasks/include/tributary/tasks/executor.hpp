@@ -55,6 +55,19 @@ class Executor {
   /// Removes a hook added by AddProgressHook.
   void RemoveProgressHook(int handle);
 
+  /// Adds a section to the watchdog's report: `section` is called when the report is
+  /// written, on the thread that writes it, and its text follows the tasks'. A Context adds
+  /// the reduction objects the tasks wait for, with every rank's view (Context::Execute).
+  /// Returns a handle for RemoveReportSection.
+  int AddReportSection(std::function<std::string()> section);
+  /// Removes a section added by AddReportSection.
+  void RemoveReportSection(int handle);
+  /// While a Run is in progress (called from a progress hook, or another thread): the tasks
+  /// that have not completed and what each waits for, as the watchdog's report lists them
+  /// (the other workers pause while it is read); empty outside a Run. The run's own
+  /// watchdog then does not report the same hang again (WatchdogAction::report).
+  std::string ReportPending();
+
   /// Runs every list of `region` to completion. Returns complete, or fail with LastReport
   /// filled; rethrows a task's exception as TaskError.
   TaskStatus Run(TaskRegion& region);
@@ -74,6 +87,11 @@ class Executor {
   std::mutex hooks_mutex_;
   std::vector<std::pair<int, std::function<void()>>> hooks_;
   int next_hook_ = 0;
+  std::mutex sections_mutex_;
+  std::vector<std::pair<int, std::function<std::string()>>> sections_;
+  int next_section_ = 0;
+  std::mutex engine_mutex_;
+  detail::TaskEngine* engine_ = nullptr;  // the Run in progress
   TaskReport report_;
 };
 

@@ -15,8 +15,11 @@ namespace tributary {
 /// executor's worker threads too), so a reduction checked there never reports a generation
 /// that both started and completed in an earlier cycle: it waits for this cycle's start. A
 /// generation started before the cycle is declared (the driver's Expect at the top of a
-/// step) belongs to it. Foreign cycles do not nest or overlap: making a second one while one
-/// lives throws std::logic_error. Not copyable or movable.
+/// step) belongs to it. Its destruction ends the cycle as Context::Execute ends one: a
+/// generation that expects no contribution on this rank (a rank with no lists) is driven to
+/// completion there, so that its result is in `val` on every rank when the driver goes on.
+/// Foreign cycles do not nest or overlap: making a second one while one lives throws
+/// std::logic_error. Not copyable or movable.
 class ForeignCycle {
  public:
   ForeignCycle();

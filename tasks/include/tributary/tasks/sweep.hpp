@@ -33,6 +33,15 @@ void EndCycle() noexcept;
 /// The calling thread runs in `cycle` (0: outside any executor).
 void EnterCycle(std::uint64_t cycle) noexcept;
 
+/// Told, on the thread that ends it, that foreign cycle `cycle` has ended (ForeignCycle's
+/// destruction, after its tasks): what must be done before the driver goes on is done here
+/// (a Context completes the generations no list of its rank polls). Never throws.
+using CycleEndFn = void (*)(void* self, std::uint64_t cycle) noexcept;
+/// Registers `fn` for every foreign cycle that ends from now on; returns a handle.
+int AddCycleEndObserver(void* self, CycleEndFn fn);
+/// Removes the observer `handle` (no call of it runs after this returns).
+void RemoveCycleEndObserver(int handle) noexcept;
+
 /// Starts a new sweep on the calling thread and returns its number (never 0).
 std::uint64_t BeginSweep() noexcept;
 /// Marks the calling thread as outside any sweep (CurrentSweep() returns 0).
