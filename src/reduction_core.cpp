@@ -242,6 +242,10 @@ void ReductionCore::CheckCaller() const {
 
 void ReductionCore::Arm(int expected, int per_list) {
   CheckCaller();
+  auto& impl = ctx_->Impl();
+  if (impl.control.Failed())  // nothing starts on a failed Context: its failure says why
+    throw RemoteError(impl.control.FailureOrigin(),
+                      "cannot start " + Name() + ": " + impl.control.FailureText());
   const Phase p = State();
   if (p == Phase::collecting || p == Phase::in_flight)
     throw UsageError(Where() + ": started again while the generation is still " + ToString(p) +
@@ -256,10 +260,6 @@ void ReductionCore::Arm(int expected, int per_list) {
   if (expected < 0)
     throw UsageError(Where() + ": expected contributions must be >= 0, not " +
                      std::to_string(expected));
-  auto& impl = ctx_->Impl();
-  if (impl.control.Failed())
-    throw RemoteError(impl.control.FailureOrigin(),
-                      "cannot start " + Name() + ": " + impl.control.FailureText());
   std::lock_guard<ObjectLock> lock(mutex_);
   ++generation_;
   expected_ = expected;

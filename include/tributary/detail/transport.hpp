@@ -2,6 +2,7 @@
 // schedules (keyed collectives, block patterns).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,9 +42,11 @@ class Transport {
  public:
   /// `owner` names the object in the error of a destruction with sends in flight.
   explicit Transport(Context& ctx, std::string owner = {});
-  /// Sends still in flight (a large one completes only when its receiver takes it) keep
-  /// their buffers, which the MPI library may still read: they are never freed, and the
-  /// destruction is reported through the Context's error handler, naming the owner.
+  /// Sends still in flight get the Context's drain time (its watchdog's, 60 s without one)
+  /// to complete, messages arriving meanwhile dropped; those that still have not (a large
+  /// one completes only when its receiver takes it) keep their buffers, which the MPI
+  /// library may still read: they are never freed, and the destruction is reported through
+  /// the Context's error handler, naming the owner.
   ~Transport();
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
@@ -80,6 +83,7 @@ class Transport {
   std::unique_ptr<Impl> impl_;
   Context* ctx_;
   std::string owner_;
+  std::chrono::duration<double> drain_{60};  // how long the destruction waits for sends
   int rank_ = 0, size_ = 1;
   std::uint64_t remote_ = 0;
 };
