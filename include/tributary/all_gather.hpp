@@ -46,7 +46,7 @@ class AllGather : private detail::ReductionClient {
         count_(other.count_) {
     if (core_) core_->SetClient(this);
   }
-  ~AllGather() {  // the core first: its network phase ends while the buffers exist
+  ~AllGather() override {  // the core first: its network phase ends while the buffers exist
     if (!core_) return;
     core_->Retire();
     core_.reset();

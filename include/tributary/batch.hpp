@@ -190,7 +190,7 @@ class Batch : private detail::ReductionClient {
       : core_(std::make_unique<detail::ReductionCore>(ctx, "Batch", std::move(label))) {
     core_->SetClient(this);
   }
-  ~Batch() {  // the core first: its network phase ends while the buffers exist
+  ~Batch() override {  // the core first: its network phase ends while the buffers exist
     core_->Retire();
     core_.reset();
   }

@@ -159,7 +159,7 @@ class TypedReduction : private ReductionClient {
     name_ = core_->Name();
     mode_ = ctx.Options().determinism;
   }
-  ~TypedReduction() {
+  ~TypedReduction() override {
     [[maybe_unused]] Context* ctx = core_ ? core_->Ctx() : nullptr;
     ReleaseCore();
 #if TRIBUTARY_HAVE_KOKKOS
