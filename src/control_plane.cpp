@@ -84,9 +84,10 @@ void ControlPlane::Poll() {
     text.erase(0, 1);
     const int from = status.MPI_SOURCE;
     if (kind == kCtrlFailure) {
-      if (!failed_.exchange(true)) {
+      if (!failed_.load()) {  // writers hold the registry mutex; readers see the text first
         failure_text_ = text;
         failure_origin_ = from;
+        failed_.store(true);
       }
     } else if (kind == kCtrlQuery) {
       Send(from, kCtrlStatus, AnswerQuery(text));
@@ -123,9 +124,10 @@ void ControlPlane::FailHere(const std::string& text) {
   const int rank = context_.rank;
   {
     std::lock_guard<std::mutex> lock(context_.registry.mutex);
-    if (failed_.exchange(true)) return;
-    failure_text_ = text;
+    if (failed_.load()) return;
+    failure_text_ = text;  // before the flag: a thread that sees Failed() reads the text
     failure_origin_ = rank;
+    failed_.store(true);
   }
 #if TRIBUTARY_HAVE_MPI
   if (context_.size > 1 && !MpiFinalized()) {

@@ -114,7 +114,9 @@ class ControlPlane {
   };
   std::vector<std::unique_ptr<PendingSend>> sends_;
 #endif
-  std::atomic<bool> failed_{false};  // a failure was reported here or by another rank
+  // A failure reported here or by another rank. Text and origin are written once, under the
+  // registry mutex, before the flag is set; they are read only after the flag is seen.
+  std::atomic<bool> failed_{false};
   std::string failure_text_;
   int failure_origin_ = -1;
 #if TRIBUTARY_HAVE_MPI
