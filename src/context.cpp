@@ -85,57 +85,33 @@ void ContextImpl::Register(ReductionCore* core, int* id, int* slot) {
   throw UsageError(msg.str());
 }
 
-bool ContextImpl::HasLane(int slot) const noexcept {
-#if TRIBUTARY_HAVE_MPI
-  return net.LaneFor(slot) != MPI_COMM_NULL;
-#else
-  return slot >= 0 && slot < options.communicator_pool;
-#endif
-}
-
 void ContextImpl::Unregister(ReductionCore* core) noexcept {
   std::lock_guard<std::mutex> lock(registry.mutex);
   registry.Remove(core, core->PoolSlot());
   control.Forget(core->ObjectId());
 }
 
-SelectionChoice LibraryStandIn(Collective collective, std::size_t bytes) noexcept {
-  // The built-in single-machine tree's order-keeping choices for these sizes.
-  SelectionChoice c;
-  switch (collective) {
-    case Collective::allreduce:
-      c.kind = bytes <= 2048 ? ScheduleKind::recursive_doubling : ScheduleKind::rabenseifner;
-      c.params.radix = 2;
-      break;
-    case Collective::reduce:
-      c.kind = bytes <= 65536 ? ScheduleKind::knomial : ScheduleKind::binomial;
-      c.params.radix = 4;
-      break;
-    case Collective::allgather:
-      c.kind = ScheduleKind::recursive_doubling;
-      break;
-  }
-  c.params.node_aware = false;
-  return c;
-}
-
 void AddPoller(Context& ctx, void* self, PollFn poll, OrphanFn orphan) {
-  Registry& r = ctx.Impl().registry;
+  Registry& r = StateOf(ctx).registry;
   std::lock_guard<std::mutex> lock(r.mutex);
   r.pollers.push_back(Registry::Poller{self, poll, orphan});
   r.members.fetch_add(1, std::memory_order_relaxed);
 }
 
+void WatchdogReport(Context& ctx, const std::string& text) noexcept {
+  StateOf(ctx).control.Report(text);
+}
+
 bool MayCall(const Context& ctx) noexcept {
-  return const_cast<Context&>(ctx).Impl().net.MayCallMpi();
+  return StateOf(const_cast<Context&>(ctx)).net.MayCallMpi();
 }
 
 void ThrowWrongThread(const Context& ctx, const std::string& who) {
-  const_cast<Context&>(ctx).Impl().net.ThrowWrongThread(who);
+  StateOf(const_cast<Context&>(ctx)).net.ThrowWrongThread(who);
 }
 
 void RemovePoller(Context& ctx, void* self) noexcept {
-  Registry& r = ctx.Impl().registry;
+  Registry& r = StateOf(ctx).registry;
   std::lock_guard<std::mutex> lock(r.mutex);
   r.pollers.erase(std::remove_if(r.pollers.begin(), r.pollers.end(),
                                  [self](const Registry::Poller& p) { return p.self == self; }),
@@ -145,23 +121,12 @@ void RemovePoller(Context& ctx, void* self) noexcept {
 
 void ContextImpl::FailByPolicy(const std::string& message, int abort_code) {
   const std::string text = "rank " + std::to_string(rank) + " failed: " + message;
-  if (options.on_failure == FailurePolicy::abort) AbortJob(this, abort_code, text);
+  if (options.on_failure == FailurePolicy::abort) AbortJob(&net, abort_code, text);
   control.FailHere(text);
 }
 
 std::chrono::duration<double> ContextImpl::DrainTime() const noexcept {
   return options.watchdog.count() > 0 ? options.watchdog : std::chrono::duration<double>(60);
-}
-
-void ContextImpl::ServiceControl() noexcept {
-#if TRIBUTARY_HAVE_MPI
-  if (size == 1 || !net.MayCallMpi() || MpiFinalized()) return;
-  try {
-    control.Receive();
-  } catch (...) {
-    // An MPI error on the control messages: the caller's own wait runs into its limit.
-  }
-#endif
 }
 
 #if TRIBUTARY_HAVE_MPI
@@ -197,6 +162,14 @@ void ContextImpl::SettleAfterFailure() noexcept {
 }
 #endif
 
+ContextImpl& StateOf(Context& ctx) noexcept { return *ctx.impl_; }
+
+ReductionHost& HostOf(Context& ctx) noexcept { return StateOf(ctx); }
+
+Tracer* ContextImpl::TracerFor(int object, const std::string& name) {
+  return TraceFor(self, object, name);
+}
+
 void ContextImpl::HandleError(const std::string& message) noexcept {
   try {
     if (handler) {
@@ -215,6 +188,7 @@ Context::Context(ContextOptions options)
     : Context(MPI_COMM_WORLD, std::move(options)){}
 #else
     : impl_(std::make_unique<detail::ContextImpl>()) {
+  impl_->self = this;
   impl_->options = std::move(options);
   impl_->handler = impl_->options.error_handler;
   impl_->net.owner_thread = std::this_thread::get_id();
@@ -222,9 +196,9 @@ Context::Context(ContextOptions options)
     throw UsageError("ContextOptions::communicator_pool must not be negative");
   const SelectionTree tree = detail::LoadSelection(impl_->options.selection_file);
   for (int c = 0; c < 3; ++c)
-    impl_->selection[c] = tree.Prune(impl_->facts, static_cast<Collective>(c));
+    impl_->schedules.selection[c] = tree.Prune(impl_->schedules.facts, static_cast<Collective>(c));
   const char* log = std::getenv("TRIBUTARY_LOG");
-  impl_->log_selection = log && std::strstr(log, "selection");
+  impl_->schedules.log_selection = log && std::strstr(log, "selection");
   detail::TraceOpen(this, impl_->options, 0, 1);
   impl_->cycle_observer =
       detail::AddCycleEndObserver(this, &detail::ContextImpl::ForeignCycleEnded);
@@ -235,6 +209,7 @@ Context::Context(ContextOptions options)
       Context::Context(MPI_Comm comm, ContextOptions options)
     : impl_(std::make_unique<detail::ContextImpl>()) {
   auto& d = *impl_;
+  d.self = this;
   d.options = std::move(options);
   d.handler = d.options.error_handler;
   d.net.owner_thread = std::this_thread::get_id();
@@ -288,23 +263,24 @@ Context::Context(ContextOptions options)
   if (forced || (need_facts && d.size > 1))
     d.net.nodes = detail::MakeNodeLayout(comm, d.rank, d.size, d.options.ranks_per_node,
                                          d.options.hardware_node_order, &d.net.comms_created);
-  d.facts = detail::NodeFacts(comm, d.net.comm, d.size, d.net.nodes.get(), need_facts,
-                              &d.net.comms_created);
-  if (builtin && d.facts.node_count > 1)
-    tree = SelectionTree::Parse(SelectionTree::BuiltinJson(d.facts),
+  d.schedules.facts = detail::NodeFacts(comm, d.net.comm, d.size, d.net.nodes.get(), need_facts,
+                                        &d.net.comms_created);
+  if (builtin && d.schedules.facts.node_count > 1)
+    tree = SelectionTree::Parse(SelectionTree::BuiltinJson(d.schedules.facts),
                                 "built-in cluster selection tree");
   bool node_aware_leaf = false;
   for (int c = 0; c < 3; ++c) {
-    d.selection[c] = tree.Prune(d.facts, static_cast<Collective>(c));
-    node_aware_leaf = node_aware_leaf || d.selection[c].UsesNodeAware();
+    d.schedules.selection[c] = tree.Prune(d.schedules.facts, static_cast<Collective>(c));
+    node_aware_leaf = node_aware_leaf || d.schedules.selection[c].UsesNodeAware();
   }
   if (!forced && d.net.nodes &&
-      !(node_aware_leaf && d.facts.node_count > 1 && d.facts.node_count < d.size)) {
+      !(node_aware_leaf && d.schedules.facts.node_count > 1 &&
+        d.schedules.facts.node_count < d.size)) {
     detail::FreeNodeLayout(d.net.nodes.get());
     d.net.nodes.reset();
   }
   const char* log = std::getenv("TRIBUTARY_LOG");
-  d.log_selection = log && std::strstr(log, "selection");
+  d.schedules.log_selection = log && std::strstr(log, "selection");
   d.net.mpi_reads_device = detail::ResolveDeviceAwareMpi(comm, d.options.device_aware_mpi);
   detail::TraceOpen(this, d.options, d.rank, d.size);
   if (d.options.progress == ProgressPolicy::thread) d.StartProgressThread(this);
@@ -344,13 +320,15 @@ Context::~Context() {
 
 void Context::HandleError(const std::string& message) noexcept { impl_->HandleError(message); }
 
+void Context::ReportFailure(const std::string& message) { impl_->FailByPolicy(message); }
+
 int Context::Rank() const noexcept { return impl_->rank; }
 int Context::Size() const noexcept { return impl_->size; }
 const SelectionTree& Context::Selection(Collective collective) const noexcept {
-  return impl_->selection[static_cast<int>(collective)];
+  return impl_->schedules.selection[static_cast<int>(collective)];
 }
 
-const SelectionFacts& Context::Facts() const noexcept { return impl_->facts; }
+const SelectionFacts& Context::Facts() const noexcept { return impl_->schedules.facts; }
 
 const ContextOptions& Context::Options() const noexcept { return impl_->options; }
 int Context::CommunicatorsCreated() const noexcept { return impl_->net.comms_created; }

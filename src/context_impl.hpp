@@ -1,7 +1,7 @@
 // The Context's private state, by concern: the network services (network.hpp), the
 // registry of what it advances (registry.hpp), the control plane between ranks
 // (control_plane.hpp) and the schedule choice (schedule_service.hpp), with the identity and
-// options they share.
+// options they share; and the host its reduction objects' cores see (reduction_host.hpp).
 #pragma once
 
 #include <chrono>
@@ -11,6 +11,8 @@
 
 #include "control_plane.hpp"
 #include "network.hpp"
+#include "node_layout.hpp"
+#include "reduction_host.hpp"
 #include "registry.hpp"
 #include "schedule_service.hpp"
 #include "schedules/schedule.hpp"
@@ -19,7 +21,9 @@
 
 namespace tributary::detail {
 
-struct ContextImpl {
+/// The Context's state. It is the host of its reduction objects (ReductionHost): what their
+/// cores may ask of it is that interface, never these members.
+struct ContextImpl final : ReductionHost {
   ContextOptions options;
   ErrorHandler handler;
   int rank = 0;
@@ -27,35 +31,67 @@ struct ContextImpl {
 
   Network net;
   Registry registry;
-  ControlPlane control{*this};
-
-  /// The selection tree pruned per collective (allreduce, reduce, allgather), its facts,
-  /// and whether TRIBUTARY_LOG asks for one line per choice.
-  SelectionTree selection[3];
-  SelectionFacts facts;
-  bool log_selection = false;
+  ControlPlane control{options, net, registry, rank, size};
   /// Which schedule each generation runs, and where (schedule_service.cpp).
-  ScheduleService schedules{*this};
+  ScheduleService schedules{options, net, size};
   /// This Context's observer of foreign cycles (the end of a ForeignCycle completes the
   /// generations no list of this rank polls, as Execute does).
   int cycle_observer = 0;
+  /// The Context whose state this is (Progress, the timeline).
+  Context* self = nullptr;
 
-  /// Registers `core`: gives it an object id and the lowest free slot (the same on every
-  /// rank, objects being created in the same order). Throws UsageError only where the MPI
-  /// library's tag space (MPI_TAG_UB) has no room for another slot.
-  void Register(ReductionCore* core, int* id, int* slot);
-  void Unregister(ReductionCore* core) noexcept;
-  /// Whether the object in `slot` may run the MPI library's schedule (a lane of the pool).
-  bool HasLane(int slot) const noexcept;
+  // ReductionHost: what a reduction object's core may ask.
+  int Rank() const noexcept override { return rank; }
+  int Size() const noexcept override { return size; }
+  const ContextOptions& Options() const noexcept override { return options; }
+  /// Gives `core` an object id and the lowest free slot (the same on every rank, objects
+  /// being created in the same order). Throws UsageError only where the MPI library's tag
+  /// space (MPI_TAG_UB) has no room for another slot.
+  void Register(ReductionCore* core, int* id, int* slot) override;
+  void Unregister(ReductionCore* core) noexcept override;
+  bool HasLane(int slot) const noexcept override { return schedules.HasLane(slot); }
+  MpiAccess& Mpi() noexcept override { return net; }
+  bool Failed() const noexcept override { return control.Failed(); }
+  int FailureOrigin() const noexcept override { return control.FailureOrigin(); }
+  std::string FailureText() const override { return control.FailureText(); }
+  /// A failure of this rank, by the failure policy: `abort` prints the report and ends the
+  /// job; `propagate` tells every rank and fails every current generation here.
+  void FailByPolicy(const std::string& message, int abort_code = 1) override;
+  /// Reports an error that cannot be thrown.
+  void HandleError(const std::string& message) noexcept override;
+  /// How long the end of a network phase waits for the other ranks (an object or the
+  /// Context destroyed while one runs): the watchdog's time, or 60 s without a watchdog.
+  std::chrono::duration<double> DrainTime() const noexcept override;
+  /// The control messages only (failure notices, watchdog queries; after a failure, the
+  /// messages that arrive unasked): what waiting for one object's network phase needs of
+  /// the Context, without advancing any other object. Never throws.
+  void ServiceControl() noexcept override { control.ServiceOnce(); }
+  ScheduleDecision Choose(const ScheduleRequest& request, int slot) const override {
+    return schedules.Choose(request, slot);
+  }
+  bool LogsChoices() const noexcept override { return schedules.Logging(); }
+  void LogChoice(const std::string& where, const ScheduleRequest& request,
+                 const ScheduleDecision& decision) const override {
+    schedules.Log(where, request, decision);
+  }
+#if TRIBUTARY_HAVE_MPI
+  MPI_Comm Comm() const noexcept override { return net.comm; }
+  void Place(ScheduleKind kind, int slot, std::uint64_t generation,
+             ScheduleArgs* args) const override {
+    schedules.Place(kind, slot, generation, args);
+  }
+#endif
+  void AdvanceOthers(const void* self_object) noexcept override;
+  void ProgressAll() override;
+  bool ExecutorsHooked() const noexcept override {
+    return registry.hooked_runs.load(std::memory_order_relaxed) > 0;
+  }
+  Tracer* TracerFor(int object, const std::string& name) override;
+
 #if TRIBUTARY_HAVE_MPI
   /// Starts the progress thread; throws UsageError where it cannot call MPI.
   void StartProgressThread(Context* ctx);
 #endif
-  /// Reports an error that cannot be thrown.
-  void HandleError(const std::string& message) noexcept;
-  /// A failure of this rank, by the failure policy: `abort` prints the report and ends the
-  /// job; `propagate` tells every rank and fails every current generation here.
-  void FailByPolicy(const std::string& message, int abort_code = 1);
   /// Whether a generation armed for cycle `first_cycle` or later, expecting no contribution
   /// on this rank, is still in flight (no list of this rank polls it).
   bool UnpolledLeft(std::uint64_t first_cycle);
@@ -63,13 +99,6 @@ struct ContextImpl {
   void CompleteUnpolled(Context& ctx, std::uint64_t first_cycle);
   /// detail::CycleEndFn of every Context: CompleteUnpolled for the foreign cycle that ended.
   static void ForeignCycleEnded(void* self, std::uint64_t cycle) noexcept;
-  /// How long the end of a network phase waits for the other ranks (an object or the
-  /// Context destroyed while one runs): the watchdog's time, or 60 s without a watchdog.
-  std::chrono::duration<double> DrainTime() const noexcept;
-  /// The control messages only (failure notices, watchdog queries; after a failure, the
-  /// messages that arrive unasked): what waiting for one object's network phase needs of
-  /// the Context, without advancing any other object. Never throws.
-  void ServiceControl() noexcept;
 #if TRIBUTARY_HAVE_MPI
   /// The destruction of a failed Context: the messages of its failed generations are
   /// dropped on every rank until every rank's have left (a non-blocking barrier).
@@ -77,32 +106,14 @@ struct ContextImpl {
 #endif
 };
 
-/// Tributary's own schedule where the MPI library's is chosen for an object without a
-/// communicator of the pool (ContextOptions::communicator_pool): order-keeping, for
-/// `collective` on `bytes` bytes.
-SelectionChoice LibraryStandIn(Collective collective, std::size_t bytes) noexcept;
-
-/// The watchdog's clock: steady_clock, or under SimGrid SMPI the simulated time.
-std::chrono::steady_clock::time_point WatchdogClock() noexcept;
+/// The state of `ctx` (for the Context's own units; context.cpp).
+ContextImpl& StateOf(Context& ctx) noexcept;
 
 #if TRIBUTARY_HAVE_MPI
 /// ContextOptions::device_aware_mpi resolved: `on`, or `detect` where every rank's MPI
 /// library accepts device memory of the Kokkos backend in use (collective over `comm`).
 /// device_aware_mpi.cpp.
 bool ResolveDeviceAwareMpi(MPI_Comm comm, DeviceAwareMpi option);
-
-/// The node layout of `comm`: shared-memory groups, or virtual nodes of `per_node` ranks;
-/// hardware order within a node where asked (NodeLayout::by_hardware). Collective; counts
-/// the communicators it makes in `created`. node_layout.cpp.
-std::unique_ptr<NodeLayout> MakeNodeLayout(MPI_Comm comm, int rank, int size, int per_node,
-                                           bool hardware_order, int* created);
-/// Frees the layout's communicators.
-void FreeNodeLayout(NodeLayout* nodes) noexcept;
-/// Ranks per node (the largest node) and node count, from the layout or, where `needed`,
-/// from a temporary shared-memory split of `comm` (counted in `created`, freed at once)
-/// and messages on `p2p` at the tags of kStartupTag. Collective.
-SelectionFacts NodeFacts(MPI_Comm comm, MPI_Comm p2p, int size, const NodeLayout* nodes,
-                         bool needed, int* created);
 
 /// The selection tree of a Context: the options' file, else TRIBUTARY_SELECTION, else the
 /// built-in tree (*builtin set: the single-machine tree, which the Context swaps for the
@@ -112,11 +123,5 @@ SelectionTree LoadSelection(MPI_Comm comm, int rank, const std::string& option, 
 #else
 SelectionTree LoadSelection(const std::string& option);
 #endif
-
-/// Ends the whole job after a report: prints `text` to stderr, gives the launcher a moment
-/// to forward it (MPICH's Hydra drops a dying rank's unread output when it tears the job
-/// down), then MPI_Abort on the context's user communicator (MPI_COMM_WORLD without a
-/// context) when MPI is live, or _Exit.
-[[noreturn]] void AbortJob(const ContextImpl* context, int code, const std::string& text) noexcept;
 
 }  // namespace tributary::detail

@@ -3,19 +3,22 @@
 // byte), sent with MPI_Isend and received
 // with MPI_Iprobe + MPI_Recv of a message that has already arrived, so nothing here blocks:
 // failure notices and their acknowledgements, and the watchdog's queries and answers.
+#include "control_plane.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <thread>
 
-#include "context_impl.hpp"
+#include "registry.hpp"
+#include "tributary/detail/reduction_core.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary {
 namespace detail {
 
-void AbortJob(const ContextImpl* context, int code, const std::string& text) noexcept {
+void AbortJob(const Network* net, int code, const std::string& text) noexcept {
   std::fprintf(stderr, "tributary: %s", text.c_str());
   if (text.empty() || text.back() != '\n') std::fputc('\n', stderr);
   std::fflush(stderr);
@@ -26,10 +29,10 @@ void AbortJob(const ContextImpl* context, int code, const std::string& text) noe
     // The report travels through the launcher's pipes; Hydra, unlike ORTE, stops reading
     // them once a rank aborts. A short pause costs nothing on a path that ends the job.
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    MPI_Abort(context != nullptr ? context->net.user : MPI_COMM_WORLD, code);
+    MPI_Abort(net != nullptr ? net->user : MPI_COMM_WORLD, code);
   }
 #else
-  (void)context;
+  (void)net;
 #endif
   std::_Exit(code);  // like MPI_Abort: ends the process with an error code, no core dump
 }
@@ -41,7 +44,7 @@ void ControlPlane::Send(int dest, ControlKind kind, const std::string& text) {
   send->text.push_back(static_cast<char>(kind));
   send->text += text;
   CheckMpi(MPI_Isend(send->text.data(), static_cast<int>(send->text.size()), MPI_CHAR, dest,
-                     kControlTag, context_.net.comm, &send->request),
+                     kControlTag, net_.comm, &send->request),
            "MPI_Isend");
   sends_.push_back(std::move(send));
 }
@@ -63,7 +66,7 @@ bool ControlPlane::SendsDone() {
 
 void ControlPlane::Poll() {
   (void)SendsDone();  // completed sends release their buffers
-  const MPI_Comm comm = context_.net.comm;
+  const MPI_Comm comm = net_.comm;
   for (;;) {
     // Before a failure only the control tag: the others belong to generations in flight.
     // After one every message is dropped unless it is a control message (Sink).
@@ -115,28 +118,39 @@ void ControlPlane::Sink(MPI_Comm comm) {
 #endif
 
 void ControlPlane::FailAll(const std::string& text, bool remote, int origin) noexcept {
-  Registry& registry = context_.registry;
+  Registry& registry = registry_;
   std::lock_guard<std::mutex> lock(registry.mutex);
   for (ReductionCore* core : registry.objects) core->FailGeneration(text, remote, origin);
 }
 
 void ControlPlane::FailHere(const std::string& text) {
-  const int rank = context_.rank;
+  const int rank = rank_;
   {
-    std::lock_guard<std::mutex> lock(context_.registry.mutex);
+    std::lock_guard<std::mutex> lock(registry_.mutex);
     if (failed_.load()) return;
     failure_text_ = text;  // before the flag: a thread that sees Failed() reads the text
     failure_origin_ = rank;
     failed_.store(true);
   }
 #if TRIBUTARY_HAVE_MPI
-  if (context_.size > 1 && !MpiFinalized()) {
-    std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
-    for (int r = 0; r < context_.size; ++r)
+  if (size_ > 1 && !MpiFinalized()) {
+    std::lock_guard<std::mutex> mpi(net_.mpi_mutex);
+    for (int r = 0; r < size_; ++r)
       if (r != rank) Send(r, kCtrlFailure, text);
   }
 #endif
   FailAll(text, false, rank);
+}
+
+void ControlPlane::ServiceOnce() noexcept {
+#if TRIBUTARY_HAVE_MPI
+  if (size_ == 1 || !net_.MayCallMpi() || MpiFinalized()) return;
+  try {
+    Receive();
+  } catch (...) {
+    // An MPI error on the control messages: the caller's own wait runs into its limit.
+  }
+#endif
 }
 
 #if TRIBUTARY_HAVE_MPI
@@ -144,12 +158,12 @@ void ControlPlane::Receive() {
   std::string failure;
   int origin = -1;
   {
-    std::lock_guard<std::mutex> lock(context_.registry.mutex);
-    std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
+    std::lock_guard<std::mutex> lock(registry_.mutex);
+    std::lock_guard<std::mutex> mpi(net_.mpi_mutex);
     const bool was_failed = failed_.load();
     Poll();
     if (failed_.load()) {
-      if (const NodeLayout* nodes = context_.net.nodes.get()) {
+      if (const NodeLayout* nodes = net_.nodes.get()) {
         Sink(nodes->node);
         Sink(nodes->leaders);
         Sink(nodes->by_hardware);
@@ -170,7 +184,4 @@ void ControlPlane::Forget(int id) noexcept {
 }
 
 }  // namespace detail
-
-void Context::ReportFailure(const std::string& message) { impl_->FailByPolicy(message); }
-
 }  // namespace tributary

@@ -13,12 +13,14 @@
 #include <utility>
 #include <vector>
 
+#include "network.hpp"
 #include "tributary/config.hpp"
+#include "tributary/context.hpp"
 
 namespace tributary::detail {
 
-struct ContextImpl;
 class ReductionCore;
+struct Registry;
 
 /// Control messages: the kind in the message's first byte.
 enum ControlKind : char { kCtrlFailure = 'F', kCtrlQuery = 'Q', kCtrlStatus = 'S' };
@@ -40,7 +42,11 @@ struct WatchdogQuery {
 
 class ControlPlane {
  public:
-  explicit ControlPlane(ContextImpl& context) : context_(context) {}
+  /// The control plane of the Context whose options, network services and registry these
+  /// are; `rank` of `size` (set by the Context's constructor before any message).
+  ControlPlane(const ContextOptions& options, Network& net, Registry& registry, const int& rank,
+               const int& size)
+      : options_(options), net_(net), registry_(registry), rank_(rank), size_(size) {}
   ControlPlane(const ControlPlane&) = delete;
   ControlPlane& operator=(const ControlPlane&) = delete;
 
@@ -71,6 +77,8 @@ class ControlPlane {
   std::string ObjectsReport();
   /// Writes a watchdog report (ContextOptions::report_handler, else stderr).
   void Report(const std::string& text) noexcept;
+  /// Receive, where this thread may call MPI and MPI is live; never throws.
+  void ServiceOnce() noexcept;
   /// Forgets what the watchdog reported of object `id` (destroyed).
   void Forget(int id) noexcept;
 
@@ -106,7 +114,11 @@ class ControlPlane {
   /// Records an answer to a watchdog query from rank `from`.
   void TakeAnswer(int from, const std::string& answer);
 
-  ContextImpl& context_;
+  const ContextOptions& options_;
+  Network& net_;
+  Registry& registry_;
+  const int& rank_;
+  const int& size_;
 #if TRIBUTARY_HAVE_MPI
   struct PendingSend {
     MPI_Request request = MPI_REQUEST_NULL;
@@ -131,5 +143,14 @@ class ControlPlane {
   std::map<int, std::pair<std::uint64_t, bool>> reported_;
   std::map<int, std::pair<std::uint64_t, std::chrono::steady_clock::time_point>> awaited_seen_;
 };
+
+/// The watchdog's clock: steady_clock, or under SimGrid SMPI the simulated time.
+std::chrono::steady_clock::time_point WatchdogClock() noexcept;
+
+/// Ends the whole job after a report: prints `text` to stderr, gives the launcher a moment
+/// to forward it (MPICH's Hydra drops a dying rank's unread output when it tears the job
+/// down), then MPI_Abort on the Context's user communicator (MPI_COMM_WORLD without one)
+/// when MPI is live, or _Exit.
+[[noreturn]] void AbortJob(const Network* net, int code, const std::string& text) noexcept;
 
 }  // namespace tributary::detail

@@ -28,7 +28,7 @@ void ContextImpl::CompleteUnpolled(Context& ctx, std::uint64_t first_cycle) {
 
 void ContextImpl::ForeignCycleEnded(void* self, std::uint64_t cycle) noexcept {
   auto& ctx = *static_cast<Context*>(self);
-  auto& d = ctx.Impl();
+  auto& d = StateOf(ctx);
   if (d.size > 1 && !d.net.MayCallMpi()) return;
   try {
     d.CompleteUnpolled(ctx, cycle);

@@ -13,17 +13,13 @@
 #include <string>
 
 #include "agreement.hpp"
+#include "packed_combine.hpp"
 #include "schedule_service.hpp"
 #include "schedules/schedule.hpp"
 #include "tributary/context.hpp"
 #include "tributary/detail/message_spec.hpp"
 
 namespace tributary::detail {
-
-/// CombineFn of packed messages: `state` is a PackedLayout. A user operator that throws
-/// marks the header with this rank; ranks whose agreement hashes differ mark it as
-/// disagreed. Never throws. Also behind the generic MPI_Op of the MPI library's path.
-void PackedCombine(const void* state, const void* in, void* inout, std::size_t count) noexcept;
 
 class Message {
  public:

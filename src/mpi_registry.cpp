@@ -5,7 +5,7 @@
 #include <map>
 #include <mutex>
 
-#include "message.hpp"
+#include "packed_combine.hpp"
 #include "tributary/datatype.hpp"
 #include "tributary/errors.hpp"
 

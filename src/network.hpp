@@ -1,6 +1,6 @@
 // The Context's network services: its communicators (the one for Tributary's own schedules
 // and the control plane, the pool's lanes for the MPI library's schedule), the node layout,
-// the MPI thread rules and the lock that serialises calls, and the tag space. One per
+// the MPI thread rules and the lock that serialises calls (MpiAccess), the tag space. One per
 // Context (ContextImpl::net); set up by the Context's constructor (context.cpp), the rest
 // in network.cpp.
 #pragma once
@@ -12,25 +12,15 @@
 #include <thread>
 #include <vector>
 
+#include "mpi_access.hpp"
 #include "schedules/schedule.hpp"
+#include "tags.hpp"
 #include "tributary/config.hpp"
 
 namespace tributary::detail {
 
-/// The tags of the Context's communicator: block 0 (tags 0 .. kTagsPerSchedule - 1) is the
-/// control plane's, which uses its first tag; reduction object `slot` and generation g use
-/// block 1 + slot * kGenerationsInTag + g % kGenerationsInTag, so consecutive generations of
-/// an object never share tags (Network::TagFor).
-inline constexpr int kControlTag = 0;
-/// Block 0's upper tags (kStartupTag ..): the agreement on node facts while the Context is
-/// created.
-inline constexpr int kStartupTag = 4;
-inline constexpr int kGenerationsInTag = 4;
-
-struct Network {
-  /// The thread that created the Context: below MPI_THREAD_SERIALIZED the only one that
-  /// may call MPI.
-  std::thread::id owner_thread;
+/// The thread rule and the lock (MpiAccess), and the communicators.
+struct Network : MpiAccess {
   /// Communicators this Context made (Context::CommunicatorsCreated).
   int comms_created = 0;
   /// ContextOptions::device_aware_mpi resolved (every rank agrees).
@@ -44,7 +34,6 @@ struct Network {
   /// ContextOptions::communicator_pool: lanes[0] is `comm`, the others are duplicates.
   /// Objects in higher slots run Tributary's own schedules where the library's is chosen.
   std::vector<MPI_Comm> lanes;
-  int thread_level = MPI_THREAD_SINGLE;
   int tag_ub = 32767;
   /// Node layout for the two-level form; null unless the options or the selection need it.
   std::unique_ptr<NodeLayout> nodes;
@@ -60,36 +49,8 @@ struct Network {
   void Free() noexcept;
 #endif
 
-  /// Serialises every MPI call Tributary makes (MPI_THREAD_SERIALIZED suffices). The
-  /// reductions' own calls (LockMpi) lock only at MPI_THREAD_SERIALIZED: with
-  /// MPI_THREAD_MULTIPLE each object's state has its own lock, and below SERIALIZED
-  /// CheckThread admits the Context's thread alone. The shared control plane always locks.
-  std::mutex mpi_mutex;
-  bool serialize_mpi = true;
-  std::unique_lock<std::mutex> LockMpi() {
-    return serialize_mpi ? std::unique_lock<std::mutex>(mpi_mutex)
-                         : std::unique_lock<std::mutex>(mpi_mutex, std::defer_lock);
-  }
-
-  /// The tag base of a generation of the object in `slot` (own schedules).
-  static int TagFor(int slot, std::uint64_t generation) noexcept;
   /// The most slots the tag space holds.
   int MaxSlots() const noexcept;
-  /// Whether MPI may be called from this thread (CheckThread without the exception).
-  bool MayCallMpi() const noexcept;
-  /// Throws UsageError, naming `rank`, when MPI may not be called from this thread.
-  void CheckThread(int rank) const;
-  /// The UsageError of a call from a thread that may not call MPI, naming `who`.
-  [[noreturn]] void ThrowWrongThread(const std::string& who) const;
 };
-
-#if TRIBUTARY_HAVE_MPI
-/// Why MPI's thread level `level` does not let another thread call MPI, and what to do
-/// (the end of CheckThread's UsageError).
-std::string ThreadLevelAdvice(int level);
-#endif
-
-/// True once MPI_Finalize has been called (always false in the serial build).
-bool MpiFinalized() noexcept;
 
 }  // namespace tributary::detail

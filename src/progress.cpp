@@ -12,10 +12,14 @@
 namespace tributary {
 namespace detail {
 
-void AdvanceOthers(Context& ctx, const void* self) noexcept {
-  auto& d = ctx.Impl();
-  Registry& r = d.registry;
-  if (d.size == 1 || r.members.load(std::memory_order_relaxed) <= 1 || !d.net.MayCallMpi()) return;
+void AdvanceOthers(Context& ctx, const void* self) noexcept { StateOf(ctx).AdvanceOthers(self); }
+
+void ContextImpl::ProgressAll() { self->Progress(); }
+
+void ContextImpl::AdvanceOthers(const void* self_object) noexcept {
+  const void* self = self_object;
+  Registry& r = registry;
+  if (size == 1 || r.members.load(std::memory_order_relaxed) <= 1 || !net.MayCallMpi()) return;
   if (CurrentSweep() != 0 && r.hooked_runs.load(std::memory_order_relaxed) > 0) return;
   // Busy: another thread is progressing the Context (or registering); it advances them.
   std::unique_lock<std::mutex> lock(r.mutex, std::try_to_lock);
@@ -42,7 +46,7 @@ void AdvanceOthers(Context& ctx, const void* self) noexcept {
 namespace {
 
 void ProgressLoop(Context* ctx) {
-  auto& d = ctx->Impl();
+  auto& d = StateOf(*ctx);
   while (!d.registry.progress_stop.load(std::memory_order_acquire)) {
     try {
       ctx->Progress();

@@ -6,9 +6,9 @@
 #include <optional>
 #include <sstream>
 
-#include "context_impl.hpp"
 #include "message.hpp"
-#include "schedule_service.hpp"
+#include "reduction_host.hpp"
+#include "schedule_run.hpp"
 #include "trace.hpp"
 #include "tributary/context.hpp"
 #include "tributary/detail/progress.hpp"
@@ -38,9 +38,15 @@ const char* ToString(Phase p) noexcept {
 namespace tributary::detail {
 
 ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
-    : ctx_(&ctx), what_(std::move(what)), label_(std::move(label)), rank_(ctx.Rank()) {
-  ctx.Impl().Register(this, &id_, &pool_slot_);
-  trace_ = TraceFor(&ctx, id_, Name());
+    : ctx_(&ctx),
+      host_(&HostOf(ctx)),
+      mpi_(&host_->Mpi()),
+      what_(std::move(what)),
+      label_(std::move(label)),
+      rank_(ctx.Rank()),
+      size_(ctx.Size()) {
+  host_->Register(this, &id_, &pool_slot_);
+  trace_ = host_->TracerFor(id_, Name());
   message_ =
       std::make_unique<Message>(Name(), HashText(label_.c_str(), HashText(what_.c_str()) * 31));
 #if TRIBUTARY_HAVE_MPI
@@ -51,12 +57,12 @@ ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
 ReductionCore::~ReductionCore() {
   Retire();           // the owner retires the core first; a core that goes on its own does it here
   if (!ctx_) return;  // the Context went first and ended the network phase
-  auto& impl = ctx_->Impl();
+  ReductionHost& host = *host_;
 #if TRIBUTARY_HAVE_MPI
   // After MPI_Finalize the MPI library has let go of everything: nothing is left to free.
   if (!MpiFinalized()) (void)message_->FreeMpiObjects();
 #endif
-  impl.Unregister(this);
+  host.Unregister(this);
 }
 
 void ReductionCore::SetClient(ReductionClient* client) noexcept {
@@ -80,31 +86,33 @@ void ReductionCore::RetireForContext() noexcept {
 void ReductionCore::Orphan() noexcept {
   std::lock_guard<ObjectLock> lock(mutex_);
   ctx_ = nullptr;
+  host_ = nullptr;
+  mpi_ = nullptr;
   trace_ = nullptr;
 }
 
 template <class Done>
 bool ReductionCore::DriveUntil(Done done) noexcept {
-  auto& impl = ctx_->Impl();
+  ReductionHost& host = *host_;
   const auto limit =
       std::chrono::steady_clock::now() +
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(impl.DrainTime());
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(host.DrainTime());
   for (;;) {
     if (done()) return true;
     if (std::chrono::steady_clock::now() >= limit) return false;
-    impl.ServiceControl();  // failure notices (and, after a failure, unasked messages)
+    host.ServiceControl();  // failure notices (and, after a failure, unasked messages)
     std::this_thread::yield();
   }
 }
 
 void ReductionCore::EndNetworkPhase() noexcept {
   if (!NetworkActive()) return;
-  auto& impl = ctx_->Impl();
+  ReductionHost& host = *host_;
 #if TRIBUTARY_HAVE_MPI
   if (MpiFinalized()) {
     // MPI_Finalize was called while this network phase ran: its requests are gone with the
     // library, which may have written the buffers until then but cannot any more.
-    impl.HandleError(Where() +
+    host.HandleError(Where() +
                      ": MPI_Finalize was called while its network phase was in flight; "
                      "complete every generation before finalising MPI");
     run_->Release();
@@ -113,9 +121,9 @@ void ReductionCore::EndNetworkPhase() noexcept {
     phase_.store(Phase::failed, std::memory_order_release);
     return;
   }
-  if (impl.size > 1 && !impl.net.MayCallMpi()) {
-    impl.HandleError(Where() + ": destroyed in flight on a thread that may not call MPI (" +
-                     ThreadLevelAdvice(impl.net.thread_level) + ")");
+  if (size_ > 1 && !mpi_->MayCallMpi()) {
+    host.HandleError(Where() + ": destroyed in flight on a thread that may not call MPI (" +
+                     ThreadLevelAdvice(mpi_->thread_level) + ")");
     run_->Release();
     message_->Release();
     return;
@@ -130,10 +138,10 @@ void ReductionCore::EndNetworkPhase() noexcept {
       return State() != Phase::in_flight;
     });
     if (!completed) {
-      impl.FailByPolicy(Where() +
+      host.FailByPolicy(Where() +
                         ": destroyed while its network phase is in flight, which did "
                         "not complete within " +
-                        std::to_string(impl.DrainTime().count()) +
+                        std::to_string(host.DrainTime().count()) +
                         " s (another rank has not started this generation, or no longer polls "
                         "its Context)");
     }
@@ -142,8 +150,8 @@ void ReductionCore::EndNetworkPhase() noexcept {
   // A failed generation: cancel its receives; its sends complete as the other ranks drop
   // what they receive unasked.
   if (DriveUntil([this] { return Settle(); })) return;
-  impl.HandleError(Where() + ": after a failure its sends did not complete within " +
-                   std::to_string(impl.DrainTime().count()) +
+  host.HandleError(Where() + ": after a failure its sends did not complete within " +
+                   std::to_string(host.DrainTime().count()) +
                    " s (the other ranks no longer poll their Context); the MPI library may "
                    "still read the object's buffers");
 #if TRIBUTARY_HAVE_MPI
@@ -153,9 +161,7 @@ void ReductionCore::EndNetworkPhase() noexcept {
   draining_ = false;
 }
 
-bool ReductionCore::HasLibraryLane() const noexcept {
-  return ctx_ && ctx_->Impl().HasLane(pool_slot_);
-}
+bool ReductionCore::HasLibraryLane() const noexcept { return host_ && host_->HasLane(pool_slot_); }
 
 std::string ReductionCore::Name() const {
   std::string n = what_;
@@ -236,16 +242,14 @@ bool ReductionCore::NetworkActive() const noexcept {
 
 void ReductionCore::CheckCaller() const {
   if (!ctx_) ThrowOrphaned();
-  const Network& net = ctx_->Impl().net;
-  if (!net.MayCallMpi()) net.ThrowWrongThread(Where());
+  if (!mpi_->MayCallMpi()) mpi_->ThrowWrongThread(Where());
 }
 
 void ReductionCore::Arm(int expected, int per_list) {
   CheckCaller();
-  auto& impl = ctx_->Impl();
-  if (impl.control.Failed())  // nothing starts on a failed Context: its failure says why
-    throw RemoteError(impl.control.FailureOrigin(),
-                      "cannot start " + Name() + ": " + impl.control.FailureText());
+  ReductionHost& host = *host_;
+  if (host.Failed())  // nothing starts on a failed Context: its failure says why
+    throw RemoteError(host.FailureOrigin(), "cannot start " + Name() + ": " + host.FailureText());
   const Phase p = State();
   if (p == Phase::collecting || p == Phase::in_flight)
     throw UsageError(Where() + ": started again while the generation is still " + ToString(p) +
@@ -332,38 +336,38 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   if (State() != Phase::collecting)
     throw UsageError(Where() + ": network phase launched while " + ToString(State()));
   message_->Load(spec);
-  auto& impl = ctx_->Impl();
+  ReductionHost& host = *host_;
   try {
     if (!message_->ChoosesLate()) Choose();  // exact records: once their size is known
   } catch (const UsageError& e) {            // the same on every rank: the options are
-    SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
+    SetError(ErrorKind::usage, Where() + ": " + e.what(), rank_);
     phase_.store(Phase::failed, std::memory_order_release);
     throw UsageError(error_);
   }
   if (trace_) trace_->NetworkStart(id_, Generation(), spec);
-  if (impl.size == 1) {
+  if (size_ == 1) {
     message_->RunAlone();
     phase_.store(Phase::in_flight, std::memory_order_release);
     return;  // nothing to send: Check finishes at once
   }
 #if TRIBUTARY_HAVE_MPI
-  impl.net.CheckThread(impl.rank);
-  auto mpi = impl.net.LockMpi();
+  mpi_->CheckThread(rank_);
+  auto mpi = mpi_->LockMpi();
   try {
     Message::Env env;
-    env.comm = impl.net.comm;
-    env.tag = Network::TagFor(pool_slot_, Generation());
-    env.rank = impl.rank;
-    env.size = impl.size;
-    env.debug = impl.options.debug;
+    env.comm = host.Comm();
+    env.tag = GenerationTag(pool_slot_, Generation());
+    env.rank = rank_;
+    env.size = size_;
+    env.debug = host.Options().debug;
     if (message_->Start(env, !message_->ChoosesLate(), kind_, params_) == Message::Next::schedule)
       StartSchedule();
   } catch (const MpiError& e) {
-    SetError(ErrorKind::mpi, Where() + ": " + e.what(), impl.rank);
+    SetError(ErrorKind::mpi, Where() + ": " + e.what(), rank_);
     phase_.store(Phase::failed, std::memory_order_release);
     throw;
   } catch (const UsageError& e) {
-    SetError(ErrorKind::usage, Where() + ": " + e.what(), impl.rank);
+    SetError(ErrorKind::usage, Where() + ": " + e.what(), rank_);
     phase_.store(Phase::failed, std::memory_order_release);
     throw UsageError(error_);
   }
@@ -374,24 +378,24 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
 // The schedule of this generation, from inputs that are identical on every rank (the
 // pre-round compares the choice).
 void ReductionCore::Choose() {
-  const ScheduleService& service = ctx_->Impl().schedules;
+  const ReductionHost& host = *host_;
   const ScheduleRequest request = message_->Request();
-  const ScheduleDecision d = service.Choose(request, pool_slot_);
+  const ScheduleDecision d = host.Choose(request, pool_slot_);
   kind_ = d.choice.kind;
   params_ = d.choice.params;
-  if (service.Logging()) service.Log(Where(), request, d);
+  if (host.LogsChoices()) host.LogChoice(Where(), request, d);
 }
 
 void ReductionCore::StartSchedule() {
 #if TRIBUTARY_HAVE_MPI
-  auto& impl = ctx_->Impl();
+  ReductionHost& host = *host_;
   if (message_->ChoosesLate()) Choose();  // by the size of the records, the same on every rank
   ScheduleArgs args;
   args.params = params_;
   const bool read_only = message_->FillArgs(kind_, &args);
-  impl.schedules.Place(kind_, pool_slot_, Generation(), &args);
-  args.trace = trace_ ? trace_->ScheduleStart(id_, Generation(), kind_) : nullptr;
-  run_->Start(kind_, args, read_only, impl.rank, impl.size);
+  host.Place(kind_, pool_slot_, Generation(), &args);
+  args.rounds = trace_ ? trace_->ScheduleStart(id_, Generation(), kind_) : nullptr;
+  run_->Start(kind_, args, read_only, rank_, size_);
 #endif
 }
 
@@ -400,10 +404,10 @@ bool ReductionCore::AdvanceLocked() {
   if (!draining && State() != Phase::in_flight) return true;
   if (trace_) trace_->Advancing(id_);
 #if TRIBUTARY_HAVE_MPI
-  auto& impl = ctx_->Impl();
-  if (impl.size > 1) {
-    impl.net.CheckThread(impl.rank);
-    auto mpi = impl.net.LockMpi();
+  ReductionHost& host = *host_;
+  if (size_ > 1) {
+    mpi_->CheckThread(rank_);
+    auto mpi = mpi_->LockMpi();
     if (draining) return SettleLocked();
     // The message's steps (agreement rounds, the schedule, a retry) until one has to wait.
     Message::Next next = Message::Next::wait;
@@ -419,14 +423,14 @@ bool ReductionCore::AdvanceLocked() {
       if (next == Message::Next::wait) return false;  // the ranks agree on a window again
     }
     if (next == Message::Next::failed) {
-      SetError(ErrorKind::usage, Where() + ": " + message_->Error(), impl.rank);
+      SetError(ErrorKind::usage, Where() + ": " + message_->Error(), rank_);
       phase_.store(Phase::failed, std::memory_order_release);
       return true;
     }
   }
 #endif
   if (draining) return SettleLocked();
-  message_->Finish(ctx_->Rank());
+  message_->Finish(rank_);
   Finish();
   return true;
 }
@@ -449,8 +453,8 @@ bool ReductionCore::Settle() noexcept {
   std::unique_lock<ObjectLock> lock(mutex_, std::try_to_lock);
   if (!lock) return false;  // another thread is advancing it
 #if TRIBUTARY_HAVE_MPI
-  if (ctx_ && ctx_->Impl().size > 1) {
-    auto mpi = ctx_->Impl().net.LockMpi();
+  if (mpi_ && size_ > 1) {
+    auto mpi = mpi_->LockMpi();
     return SettleLocked();
   }
 #endif
@@ -467,7 +471,7 @@ void ReductionCore::Finish() {
     SetError(ErrorKind::remote, e.what(), e.origin_rank());
     phase_.store(Phase::failed, std::memory_order_release);
   } catch (const std::exception& e) {
-    SetError(ErrorKind::usage, e.what(), ctx_ ? ctx_->Rank() : -1);
+    SetError(ErrorKind::usage, e.what(), rank_);
     phase_.store(Phase::failed, std::memory_order_release);
   }
 }
@@ -489,7 +493,7 @@ bool ReductionCore::Advance() noexcept {
 
 // An error while advancing: what the generation posted is cancelled like a failed one's.
 void ReductionCore::FailWithRequestsPending(ErrorKind kind, std::string text) noexcept {
-  SetError(kind, std::move(text), ctx_ ? ctx_->Rank() : -1);
+  SetError(kind, std::move(text), rank_);
 #if TRIBUTARY_HAVE_MPI
   if (run_->Active() || message_->Waiting()) {
     cancelled_ = false;
@@ -514,23 +518,21 @@ TaskStatus ReductionCore::Incomplete() {
   if (!ctx_) ThrowOrphaned();
   const unsigned polls = idle_polls_.load(std::memory_order_relaxed) + 1;
   idle_polls_.store(polls, std::memory_order_relaxed);
-  if ((polls & 255u) == 0 && ctx_->Impl().net.MayCallMpi() &&
-      (CurrentSweep() == 0 ||
-       ctx_->Impl().registry.hooked_runs.load(std::memory_order_relaxed) == 0))
-    ctx_->Progress();
+  if ((polls & 255u) == 0 && mpi_->MayCallMpi() &&
+      (CurrentSweep() == 0 || !host_->ExecutorsHooked()))
+    host_->ProgressAll();
   else
-    AdvanceOthers(*ctx_, this);
+    host_->AdvanceOthers(this);
   return TaskStatus::incomplete;
 }
 
 TaskStatus ReductionCore::AwaitStart(std::uint64_t generation) {
   awaited_.store(generation, std::memory_order_relaxed);
-  if (ctx_ && ctx_->Impl().control.Failed()) {
-    const auto& impl = ctx_->Impl();
-    throw RemoteError(
-        impl.control.FailureOrigin(),
-        Where() + ": polled for generation " + std::to_string(generation) +
-            ", which will not start after the failure: " + impl.control.FailureText());
+  if (host_ && host_->Failed()) {
+    const ReductionHost& host = *host_;
+    throw RemoteError(host.FailureOrigin(),
+                      Where() + ": polled for generation " + std::to_string(generation) +
+                          ", which will not start after the failure: " + host.FailureText());
   }
   return Incomplete();
 }
@@ -622,7 +624,7 @@ void ReductionCore::ThrowError() const {
 
 void ReductionCore::FailLocally(const std::string& error) {
   std::lock_guard<ObjectLock> lock(mutex_);
-  SetError(ErrorKind::usage, error, ctx_ ? ctx_->Rank() : -1);
+  SetError(ErrorKind::usage, error, rank_);
   phase_.store(Phase::failed, std::memory_order_release);
 }
 

@@ -4,8 +4,7 @@
 #include <cstring>
 #include <optional>
 
-#include "context_impl.hpp"
-#include "schedules/simulated_cost.hpp"
+#include "tags.hpp"
 #include "tributary/context.hpp"
 #include "tributary/errors.hpp"
 
@@ -14,8 +13,7 @@ namespace tributary::detail {
 // Inputs identical on every rank give the same choice everywhere (the pre-round compares
 // it at DebugLevel::full).
 ScheduleDecision ScheduleService::Choose(const ScheduleRequest& request, int slot) const {
-  const ContextImpl& impl = context_;
-  const ContextOptions& o = impl.options;
+  const ContextOptions& o = options_;
   const std::optional<ScheduleKind>& forced =
       request.collective == Collective::reduce      ? o.reduce_schedule
       : request.collective == Collective::allgather ? o.allgather_schedule
@@ -44,7 +42,7 @@ ScheduleDecision ScheduleService::Choose(const ScheduleRequest& request, int slo
     in.commutative = request.commutative;
     in.memory = MemorySpace::host;
     in.determinism = request.determinism;
-    c = impl.selection[static_cast<int>(request.collective)].Select(in);
+    c = selection[static_cast<int>(request.collective)].Select(in);
     // run_to_run: a fixed combine order, computed once and broadcast where the MPI library
     // would decide the order.
     if (run_to_run && c.kind == ScheduleKind::mpi_library) {
@@ -55,14 +53,14 @@ ScheduleDecision ScheduleService::Choose(const ScheduleRequest& request, int slo
     // A node-aware leaf runs flat where the communicator has one node or one rank per node.
 #if TRIBUTARY_HAVE_MPI
     if (c.params.node_aware &&
-        (!impl.net.nodes || impl.net.nodes->count <= 1 || impl.net.nodes->count >= impl.size))
+        (!net_.nodes || net_.nodes->count <= 1 || net_.nodes->count >= size_))
       c.params.node_aware = false;
 #endif
   }
   // The MPI library's collectives need a communicator whose collective order agrees on
   // every rank; objects beyond the pool (ContextOptions::communicator_pool) take one of
   // Tributary's schedules instead, chosen from what every rank knows alike.
-  if (c.kind == ScheduleKind::mpi_library && !impl.HasLane(slot)) {
+  if (c.kind == ScheduleKind::mpi_library && !HasLane(slot)) {
     if (request.device_memory)
       throw UsageError("device memory to the MPI library without a communicator of the pool");
     c = LibraryStandIn(request.collective, request.bytes);
@@ -72,7 +70,15 @@ ScheduleDecision ScheduleService::Choose(const ScheduleRequest& request, int slo
   return d;
 }
 
-bool ScheduleService::Logging() const noexcept { return context_.log_selection; }
+bool ScheduleService::Logging() const noexcept { return log_selection; }
+
+bool ScheduleService::HasLane(int slot) const noexcept {
+#if TRIBUTARY_HAVE_MPI
+  return net_.LaneFor(slot) != MPI_COMM_NULL;
+#else
+  return slot >= 0 && slot < options_.communicator_pool;
+#endif
+}
 
 void ScheduleService::Log(const std::string& where, const ScheduleRequest& request,
                           const ScheduleDecision& decision) const {
@@ -88,40 +94,31 @@ void ScheduleService::Log(const std::string& where, const ScheduleRequest& reque
 #if TRIBUTARY_HAVE_MPI
 void ScheduleService::Place(ScheduleKind kind, int slot, std::uint64_t generation,
                             ScheduleArgs* args) const {
-  args->comm = kind == ScheduleKind::mpi_library ? context_.net.LaneFor(slot) : context_.net.comm;
-  args->tag = Network::TagFor(slot, generation);
-  args->nodes = context_.net.nodes.get();
+  args->comm = kind == ScheduleKind::mpi_library ? net_.LaneFor(slot) : net_.comm;
+  args->tag = GenerationTag(slot, generation);
+  args->nodes = net_.nodes.get();
 }
 
-void ScheduleRun::Start(ScheduleKind kind, ScheduleArgs args, bool read_only, int rank, int size) {
-  const std::size_t bytes = args.payload.count * args.payload.elem_size;
-  if (read_only && WritesData(kind, args, rank, size)) {
-    if (staging_.size() < bytes) staging_.resize(bytes);
-    if (bytes) std::memcpy(staging_.data(), args.data, bytes);
-    args.data = staging_.data();
-  }
-  // The two-level form takes no separate contribution: it starts from the data.
-  if (args.input && args.params.node_aware) {
-    if (bytes) std::memcpy(args.data, args.input, bytes);
-    args.input = nullptr;
-  }
-  if (!schedule_ || schedule_->Kind() != kind || !schedule_->Rearm(args))
-    schedule_ = MakeSchedule(kind, args);
-  active_ = true;
-  ChargeStart();  // under SMPI only: the library's own work, which the simulator does not charge
-  schedule_->Start();
-}
-
-bool ScheduleRun::Quiet() noexcept {
-  if (active_ && !schedule_->Quiet()) return false;
-  active_ = false;
-  return true;
-}
-
-void ScheduleRun::Release() noexcept {
-  if (active_) (void)schedule_.release();
-  active_ = false;
-}
 #endif
+
+SelectionChoice LibraryStandIn(Collective collective, std::size_t bytes) noexcept {
+  // The built-in single-machine tree's order-keeping choices for these sizes.
+  SelectionChoice c;
+  switch (collective) {
+    case Collective::allreduce:
+      c.kind = bytes <= 2048 ? ScheduleKind::recursive_doubling : ScheduleKind::rabenseifner;
+      c.params.radix = 2;
+      break;
+    case Collective::reduce:
+      c.kind = bytes <= 65536 ? ScheduleKind::knomial : ScheduleKind::binomial;
+      c.params.radix = 4;
+      break;
+    case Collective::allgather:
+      c.kind = ScheduleKind::recursive_doubling;
+      break;
+  }
+  c.params.node_aware = false;
+  return c;
+}
 
 }  // namespace tributary::detail

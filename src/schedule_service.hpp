@@ -1,43 +1,37 @@
 // The schedule service of a Context: which schedule carries a generation (the options'
 // forced schedule, else the pruned selection tree, with the rules every rank applies
 // alike), where it runs (communicator, tags, node layout), and the one line per choice that
-// TRIBUTARY_LOG=selection asks for. ScheduleRun is one object's running schedule, kept and
-// re-armed across generations.
+// TRIBUTARY_LOG=selection asks for.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
-#include <vector>
 
-#include "schedules/schedule.hpp"
+#include "network.hpp"
+#include "schedule_run.hpp"
+#include "tributary/context.hpp"
 #include "tributary/schedule_kind.hpp"
 #include "tributary/selection.hpp"
 
 namespace tributary::detail {
 
-struct ContextImpl;
-
-/// What a generation's schedule is chosen on: the same on every rank.
-struct ScheduleRequest {
-  Collective collective = Collective::allreduce;
-  std::size_t bytes = 0;  ///< Of the message (a packed one's header included).
-  bool builtin_op = false;
-  bool commutative = true;
-  int determinism = 0;
-  bool device_memory = false;  ///< The MPI library reads device memory (its schedule only).
-};
-
-/// A choice and why it was not the tree's, for the log.
-struct ScheduleDecision {
-  SelectionChoice choice;
-  const char* note = "";
-};
-
 class ScheduleService {
  public:
-  explicit ScheduleService(const ContextImpl& context) : context_(context) {}
+  /// The schedule service of a Context with these options and network services, of `size`
+  /// ranks (set by the Context's constructor before any choice).
+  ScheduleService(const ContextOptions& options, const Network& net, const int& size)
+      : options_(options), net_(net), size_(size) {}
+
+  /// The selection tree pruned per collective (allreduce, reduce, allgather), the facts it
+  /// was pruned with, and whether TRIBUTARY_LOG asks for one line per choice (set by the
+  /// Context's constructor).
+  SelectionTree selection[3];
+  SelectionFacts facts;
+  bool log_selection = false;
+
+  /// Whether the object in `slot` may run the MPI library's schedule (a lane of the pool).
+  bool HasLane(int slot) const noexcept;
 
   /// The schedule of a generation of the object in `slot`. Throws UsageError where the
   /// options ask for what the request cannot take (the same on every rank).
@@ -55,38 +49,14 @@ class ScheduleService {
 #endif
 
  private:
-  const ContextImpl& context_;
+  const ContextOptions& options_;
+  const Network& net_;
+  const int& size_;
 };
 
-#if TRIBUTARY_HAVE_MPI
-/// One object's schedule: made for a generation, or the last one re-armed.
-class ScheduleRun {
- public:
-  /// Starts `kind` on `args` (rank `rank` of `size`). `read_only`: a reduce's data that
-  /// must stay unchanged, copied first where the schedule writes it.
-  void Start(ScheduleKind kind, ScheduleArgs args, bool read_only, int rank, int size);
-  /// Advances; true once this rank's part is complete. Never blocks.
-  bool Progress() { return schedule_->Progress(); }
-  /// The completed schedule rounded the exact records itself (Schedule::Finished).
-  bool Finished() const noexcept { return schedule_->Finished(); }
-  /// True between Start and Stop.
-  bool Active() const noexcept { return active_; }
-  void Stop() noexcept { active_ = false; }
-  /// A failed generation's schedule: cancels its receives (false where it cannot be
-  /// cancelled: the MPI library's collectives); Quiet says when nothing is pending any more
-  /// (the run is then stopped).
-  bool Cancel() noexcept { return !active_ || schedule_->Cancel(); }
-  bool Quiet() noexcept;
-  /// Lets a schedule in flight go without freeing it (its requests may still write).
-  void Release() noexcept;
-
- private:
-  std::unique_ptr<Schedule> schedule_;  // kept after completion, re-armed when it can be
-  std::vector<unsigned char> staging_;  // a read-only `data` copied for a schedule that writes
-  bool active_ = false;
-};
-#else
-class ScheduleRun {};  // nothing runs without MPI
-#endif
+/// Tributary's own schedule where the MPI library's is chosen for an object without a
+/// communicator of the pool (ContextOptions::communicator_pool): order-keeping, for
+/// `collective` on `bytes` bytes.
+SelectionChoice LibraryStandIn(Collective collective, std::size_t bytes) noexcept;
 
 }  // namespace tributary::detail

@@ -19,7 +19,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "tributary/detail/reduction_core.hpp"
+#include "schedules/schedule.hpp"
+#include "tributary/detail/message_spec.hpp"
 #include "tributary/schedule_kind.hpp"
 
 namespace tributary {
@@ -30,16 +31,13 @@ namespace detail {
 
 class Tracer;
 
-/// What a schedule reports of its rounds (ScheduleArgs::trace): the messages it posts and
-/// when all it posted has completed. Posts made in one advance of the schedule, after its
-/// previous messages completed, form one round, which lasts until the next round starts or
-/// the network phase completes.
-class TraceRounds {
+/// What a schedule reports of its rounds (ScheduleArgs::rounds), on the timeline. Posts made in one
+/// advance of the schedule, after its previous messages completed, form one round, which lasts
+/// until the next round starts or the network phase completes.
+class TraceRounds final : public RoundObserver {
  public:
-  /// A message of `bytes` bytes posted to (send) or from (receive) rank `peer`.
-  void Post(int peer, std::size_t bytes, bool send);
-  /// Every message posted so far has completed.
-  void Completed();
+  void Post(int peer, std::size_t bytes, bool send) override;
+  void Completed() override;
 
  private:
   friend class Tracer;

@@ -7,27 +7,25 @@
 #include <sstream>
 #include <thread>
 
-#include "context_impl.hpp"
+#include "control_plane.hpp"
+#include "registry.hpp"
+#include "tributary/detail/reduction_core.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks/executor.hpp"
 
 namespace tributary::detail {
 
 void ControlPlane::Report(const std::string& text) noexcept {
-  const int rank = context_.rank;
+  const int rank = rank_;
   try {
-    if (context_.options.report_handler) {
-      context_.options.report_handler("rank " + std::to_string(rank) + ": " + text);
+    if (options_.report_handler) {
+      options_.report_handler("rank " + std::to_string(rank) + ": " + text);
       return;
     }
   } catch (...) {
   }
   std::fprintf(stderr, "tributary: rank %d: %s", rank, text.c_str());
   std::fflush(stderr);
-}
-
-void WatchdogReport(Context& ctx, const std::string& text) noexcept {
-  ctx.Impl().control.Report(text);
 }
 
 std::string ControlPlane::WatchdogLine(const ReductionCore* core, std::uint64_t generation) {
@@ -55,7 +53,7 @@ std::string ControlPlane::AnswerQuery(const std::string& asked) const {
   std::uint64_t generation = 0;
   while (in >> object >> generation) {
     const ReductionCore* found = nullptr;
-    for (const auto* core : context_.registry.objects)
+    for (const auto* core : registry_.objects)
       if (core->ObjectId() == object) found = core;
     out << object << " " << WatchdogLine(found, generation) << "\n";
   }
@@ -99,9 +97,9 @@ std::string Seconds(double s) {
 
 WatchdogQuery ControlPlane::CollectEntries(std::chrono::steady_clock::time_point now, bool all,
                                            bool* overdue) {
-  const double timeout = context_.options.watchdog.count();
+  const double timeout = options_.watchdog.count();
   WatchdogQuery q;
-  for (auto* core : context_.registry.objects) {
+  for (auto* core : registry_.objects) {
     const Phase phase = core->State();
     const std::uint64_t current = core->Generation();
     const std::uint64_t awaited = core->AwaitedGeneration();
@@ -130,7 +128,7 @@ WatchdogQuery ControlPlane::CollectEntries(std::chrono::steady_clock::time_point
     *overdue = *overdue || age >= timeout;
     e.header = core->Name() + " generation " + std::to_string(e.generation) +
                (awaiting ? " is polled but has not started after " : " has not completed after ") +
-               Seconds(age) + " s on rank " + std::to_string(context_.rank) + ".";
+               Seconds(age) + " s on rank " + std::to_string(rank_) + ".";
     e.mine = WatchdogLine(core, e.generation);
     q.entries.push_back(std::move(e));
   }
@@ -144,9 +142,9 @@ void ControlPlane::Ask(WatchdogQuery q) {
   std::ostringstream ask;
   ask << query_.number;
   for (const auto& e : query_.entries) ask << " " << e.object << " " << e.generation;
-  std::lock_guard<std::mutex> mpi(context_.net.mpi_mutex);
-  for (int r = 0; r < context_.size; ++r)
-    if (r != context_.rank) Send(r, kCtrlQuery, ask.str());
+  std::lock_guard<std::mutex> mpi(net_.mpi_mutex);
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_) Send(r, kCtrlQuery, ask.str());
 #endif
 }
 
@@ -154,9 +152,9 @@ std::string ControlPlane::Compose() {
   std::ostringstream report;
   for (const auto& e : query_.entries) {
     report << "watchdog: " << e.header << "\n";
-    for (int r = 0; r < context_.size; ++r) {
+    for (int r = 0; r < size_; ++r) {
       report << "  rank " << r << ": ";
-      if (r == context_.rank) {
+      if (r == rank_) {
         report << e.mine;
       } else {
         auto a = query_.answers.find(r);
@@ -178,15 +176,15 @@ std::string ControlPlane::Compose() {
 std::string ControlPlane::PendingTasks() {
   std::vector<Executor*> executors;
   {
-    std::lock_guard<std::mutex> lock(context_.registry.mutex);
-    executors = context_.registry.executors;
+    std::lock_guard<std::mutex> lock(registry_.mutex);
+    executors = registry_.executors;
   }
   std::string text;
   for (Executor* executor : executors) {
     const std::string tasks = executor->ReportPending();
     if (!tasks.empty())
-      text += "incomplete tasks on rank " + std::to_string(context_.rank) +
-              " (Context::Execute):\n" + tasks;
+      text +=
+          "incomplete tasks on rank " + std::to_string(rank_) + " (Context::Execute):\n" + tasks;
   }
   return text;
 }
@@ -196,40 +194,40 @@ std::string ControlPlane::ObjectsReport() {
   const auto now = WatchdogClock();
   bool overdue = false;
   {
-    std::lock_guard<std::mutex> lock(context_.registry.mutex);
+    std::lock_guard<std::mutex> lock(registry_.mutex);
     WatchdogQuery q = CollectEntries(now, /*all=*/true, &overdue);
     if (q.entries.empty())
-      return "  no reduction object of rank " + std::to_string(context_.rank) + " is waited for\n";
+      return "  no reduction object of rank " + std::to_string(rank_) + " is waited for\n";
     q.asked_at = now;
     Ask(std::move(q));
   }
   // Every rank's view, as their Contexts answer (at most min(watchdog, 2 s)).
-  const double wait = std::min(context_.options.watchdog.count(), 2.0);
+  const double wait = std::min(options_.watchdog.count(), 2.0);
   const auto limit = std::chrono::steady_clock::now() +
                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                          std::chrono::duration<double>(wait));
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(context_.registry.mutex);
-      if (static_cast<int>(query_.answers.size()) == context_.size - 1) break;
+      std::lock_guard<std::mutex> lock(registry_.mutex);
+      if (static_cast<int>(query_.answers.size()) == size_ - 1) break;
     }
     if (std::chrono::steady_clock::now() >= limit) break;
-    context_.ServiceControl();
+    ServiceOnce();
     std::this_thread::yield();
   }
-  std::lock_guard<std::mutex> lock(context_.registry.mutex);
+  std::lock_guard<std::mutex> lock(registry_.mutex);
   return Compose();
 }
 
 void ControlPlane::RunWatchdog() {
   if (failed_.load()) return;  // after a failure nothing waits any more
-  const ContextOptions& options = context_.options;
-  const int rank = context_.rank;
+  const ContextOptions& options = options_;
+  const int rank = rank_;
   const double timeout = options.watchdog.count();
   const auto now = WatchdogClock();
   std::string text;
   {
-    std::lock_guard<std::mutex> lock(context_.registry.mutex);
+    std::lock_guard<std::mutex> lock(registry_.mutex);
     if (query_.number == 0) {
       // What this rank waits for: generations started and not complete, and polls waiting
       // for a start. One report names them all once one of them is overdue.
@@ -241,7 +239,7 @@ void ControlPlane::RunWatchdog() {
     }
     // Wait for every answer, or give the others as long again as the time-out (at most 2 s).
     const double waited = std::chrono::duration<double>(now - query_.asked_at).count();
-    const bool all = static_cast<int>(query_.answers.size()) == context_.size - 1;
+    const bool all = static_cast<int>(query_.answers.size()) == size_ - 1;
     if (!all && waited < std::min(timeout, 2.0)) return;
     text = Compose();
   }
@@ -252,7 +250,7 @@ void ControlPlane::RunWatchdog() {
     return;
   }
   if (options.on_failure == FailurePolicy::abort)
-    AbortJob(&context_, 2, "rank " + std::to_string(rank) + ": " + text);
+    AbortJob(&net_, 2, "rank " + std::to_string(rank) + ": " + text);
   FailHere(text);
 }
 

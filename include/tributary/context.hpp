@@ -25,6 +25,7 @@ namespace tributary {
 
 class TaskCollection;
 class Executor;
+class Context;
 
 /// How much the ranks check that they start each generation alike (docs/reductions.md,
 /// "Ranks that disagree"); a difference fails the generation on every rank.
@@ -138,6 +139,7 @@ struct ContextOptions {
 namespace detail {
 class ReductionCore;
 struct ContextImpl;
+ContextImpl& StateOf(Context& ctx) noexcept;
 }  // namespace detail
 
 /// Owns the communicators and the bookkeeping of a group of reductions. Constructing and
@@ -240,10 +242,8 @@ class Context {
   MPI_Comm Comm() const noexcept;
 #endif
 
-  /// Internal state, for Tributary's own objects.
-  detail::ContextImpl& Impl() noexcept { return *impl_; }
-
  private:
+  friend detail::ContextImpl& detail::StateOf(Context& ctx) noexcept;
   std::unique_ptr<detail::ContextImpl> impl_;
 };
 

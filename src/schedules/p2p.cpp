@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "schedules/simulated_cost.hpp"
-#include "trace.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -109,7 +108,7 @@ void P2PSchedule::PostSend(const void* buf, std::size_t bytes, int dest, int tag
   CheckMpi(MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, dest, args_.tag + tag_offset,
                      args_.comm, request),
            "MPI_Isend");
-  if (args_.trace) args_.trace->Post(dest, bytes, true);
+  if (args_.rounds) args_.rounds->Post(dest, bytes, true);
 }
 
 void P2PSchedule::PostRecv(void* buf, std::size_t bytes, int source, int tag_offset,
@@ -121,7 +120,7 @@ void P2PSchedule::PostRecv(void* buf, std::size_t bytes, int source, int tag_off
   CheckMpi(MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, source, args_.tag + tag_offset,
                      args_.comm, request),
            "MPI_Irecv");
-  if (args_.trace) args_.trace->Post(source, bytes, false);
+  if (args_.rounds) args_.rounds->Post(source, bytes, false);
 }
 
 bool P2PSchedule::RequestsDone() {
@@ -134,7 +133,7 @@ bool P2PSchedule::RequestsDone() {
   for (auto& r : requests_)
     if (!Done(&r)) return false;
   requests_.clear();
-  if (args_.trace) args_.trace->Completed();
+  if (args_.rounds) args_.rounds->Completed();
   return true;
 #else
   int done = 0;
@@ -142,7 +141,7 @@ bool P2PSchedule::RequestsDone() {
       MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE),
       "MPI_Testall");
   if (done) requests_.clear();
-  if (done && args_.trace) args_.trace->Completed();
+  if (done && args_.rounds) args_.rounds->Completed();
   return done != 0;
 #endif
 }

@@ -19,7 +19,21 @@
 namespace tributary {
 namespace detail {
 
-class TraceRounds;  // the timeline's view of a schedule's rounds (src/trace.hpp)
+/// Told of a schedule's rounds (ScheduleArgs::rounds): the messages it posts and when all
+/// it posted has completed. The timeline implements it (src/trace.hpp); schedules only call.
+class RoundObserver {
+ public:
+  /// A message of `bytes` bytes posted to (send) or from (receive) rank `peer`.
+  virtual void Post(int peer, std::size_t bytes, bool send) = 0;
+  /// Every message posted so far has completed.
+  virtual void Completed() = 0;
+
+ protected:
+  RoundObserver() = default;
+  RoundObserver(const RoundObserver&) = default;
+  RoundObserver& operator=(const RoundObserver&) = default;
+  ~RoundObserver() = default;
+};
 
 #if TRIBUTARY_HAVE_MPI
 /// How the ranks of a communicator group into nodes, for the two-level form. Owned by the
@@ -78,8 +92,8 @@ struct ScheduleArgs {
   ScheduleParams params;
   /// allreduce, optional: see Finisher and Schedule::Finished.
   Finisher finisher;
-  /// The timeline's record of the rounds (ContextOptions::trace); null when off.
-  TraceRounds* trace = nullptr;
+  /// Who is told of the rounds (the timeline, ContextOptions::trace); null when off.
+  RoundObserver* rounds = nullptr;
 };
 
 /// Number of consecutive tags a schedule may use, starting at ScheduleArgs::tag.

@@ -111,8 +111,8 @@ TEST(Failures, MpiErrorsOnOwnCommunicatorsBecomeMpiError) {
   std::string message;
   int code = 0;
   try {
-    tributary::detail::CheckMpi(MPI_Send(nullptr, -1, MPI_INT, 0, 0, ctx.Impl().net.comm),
-                                "MPI_Send");
+    tributary::detail::CheckMpi(
+        MPI_Send(nullptr, -1, MPI_INT, 0, 0, tributary::detail::StateOf(ctx).net.comm), "MPI_Send");
   } catch (const tributary::MpiError& e) {
     message = e.what();
     code = e.code();

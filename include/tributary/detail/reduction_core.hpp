@@ -27,9 +27,11 @@ class Context;
 
 namespace detail {
 
-class Tracer;       // the timeline (ContextOptions::trace; src/trace.hpp)
-class Message;      // the message unit: encodings, agreement, retry (src/message.hpp)
-class ScheduleRun;  // the object's running schedule (src/schedule_service.hpp)
+class Tracer;         // the timeline (ContextOptions::trace; src/trace.hpp)
+class ReductionHost;  // what the core needs of its Context (src/reduction_host.hpp)
+struct MpiAccess;     // the thread rule and the MPI lock (src/mpi_access.hpp)
+class Message;        // the message unit: encodings, agreement, retry (src/message.hpp)
+class ScheduleRun;    // the object's running schedule (src/schedule_service.hpp)
 
 /// The lock of one reduction object. Every poll takes it (a try_lock, so that one thread
 /// advances the object at a time); with std::mutex the unlock, an atomic read-modify-write,
@@ -203,10 +205,13 @@ class ReductionCore {
   [[noreturn]] void ThrowError() const;
   [[noreturn]] void ThrowOrphaned() const;
 
-  Context* ctx_;
+  Context* ctx_;         // null once the Context has gone (Orphan)
+  ReductionHost* host_;  // what this core may ask of its Context; null likewise
+  MpiAccess* mpi_;       // the host's thread rule and MPI lock; null likewise
   std::string what_;
   std::string label_;
   int rank_ = 0;
+  int size_ = 1;
   int id_ = -1;
   int pool_slot_ = -1;
   Tracer* trace_ = nullptr;  // the Context's timeline; null when it has none

@@ -1,0 +1,42 @@
+// One object's running schedule (schedule_run.hpp).
+#include "schedule_run.hpp"
+
+#include <cstring>
+
+#include "schedules/simulated_cost.hpp"
+
+namespace tributary::detail {
+
+#if TRIBUTARY_HAVE_MPI
+void ScheduleRun::Start(ScheduleKind kind, ScheduleArgs args, bool read_only, int rank, int size) {
+  const std::size_t bytes = args.payload.count * args.payload.elem_size;
+  if (read_only && WritesData(kind, args, rank, size)) {
+    if (staging_.size() < bytes) staging_.resize(bytes);
+    if (bytes) std::memcpy(staging_.data(), args.data, bytes);
+    args.data = staging_.data();
+  }
+  // The two-level form takes no separate contribution: it starts from the data.
+  if (args.input && args.params.node_aware) {
+    if (bytes) std::memcpy(args.data, args.input, bytes);
+    args.input = nullptr;
+  }
+  if (!schedule_ || schedule_->Kind() != kind || !schedule_->Rearm(args))
+    schedule_ = MakeSchedule(kind, args);
+  active_ = true;
+  ChargeStart();  // under SMPI only: the library's own work, which the simulator does not charge
+  schedule_->Start();
+}
+
+bool ScheduleRun::Quiet() noexcept {
+  if (active_ && !schedule_->Quiet()) return false;
+  active_ = false;
+  return true;
+}
+
+void ScheduleRun::Release() noexcept {
+  if (active_) (void)schedule_.release();
+  active_ = false;
+}
+#endif
+
+}  // namespace tributary::detail

@@ -1,0 +1,63 @@
+// What the reduction core knows of schedules: what a generation's schedule is chosen on
+// (ScheduleRequest), the choice (ScheduleDecision, made by the Context's ScheduleService),
+// and the object's running schedule (ScheduleRun), kept and re-armed across generations.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "schedules/schedule.hpp"
+#include "tributary/schedule_kind.hpp"
+#include "tributary/selection.hpp"
+
+namespace tributary::detail {
+
+/// What a generation's schedule is chosen on: the same on every rank.
+struct ScheduleRequest {
+  Collective collective = Collective::allreduce;
+  std::size_t bytes = 0;  ///< Of the message (a packed one's header included).
+  bool builtin_op = false;
+  bool commutative = true;
+  int determinism = 0;
+  bool device_memory = false;  ///< The MPI library reads device memory (its schedule only).
+};
+
+/// A choice and why it was not the tree's, for the log.
+struct ScheduleDecision {
+  SelectionChoice choice;
+  const char* note = "";
+};
+
+#if TRIBUTARY_HAVE_MPI
+/// One object's schedule: made for a generation, or the last one re-armed.
+class ScheduleRun {
+ public:
+  /// Starts `kind` on `args` (rank `rank` of `size`). `read_only`: a reduce's data that
+  /// must stay unchanged, copied first where the schedule writes it.
+  void Start(ScheduleKind kind, ScheduleArgs args, bool read_only, int rank, int size);
+  /// Advances; true once this rank's part is complete. Never blocks.
+  bool Progress() { return schedule_->Progress(); }
+  /// The completed schedule rounded the exact records itself (Schedule::Finished).
+  bool Finished() const noexcept { return schedule_->Finished(); }
+  /// True between Start and Stop.
+  bool Active() const noexcept { return active_; }
+  void Stop() noexcept { active_ = false; }
+  /// A failed generation's schedule: cancels its receives (false where it cannot be
+  /// cancelled: the MPI library's collectives); Quiet says when nothing is pending any more
+  /// (the run is then stopped).
+  bool Cancel() noexcept { return !active_ || schedule_->Cancel(); }
+  bool Quiet() noexcept;
+  /// Lets a schedule in flight go without freeing it (its requests may still write).
+  void Release() noexcept;
+
+ private:
+  std::unique_ptr<Schedule> schedule_;  // kept after completion, re-armed when it can be
+  std::vector<unsigned char> staging_;  // a read-only `data` copied for a schedule that writes
+  bool active_ = false;
+};
+#else
+class ScheduleRun {};  // nothing runs without MPI
+#endif
+
+}  // namespace tributary::detail
