@@ -14,7 +14,7 @@ command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
 cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log" >&2; exit 1; }
-mapfile -t files < <(ls src/*.cpp src/schedules/*.cpp src/tools/*.cpp tasks/src/*.cpp)
+mapfile -t files < <(ls src/*/*.cpp tasks/src/*.cpp)
 out="$build/tidy.log"
 status=0
 printf '%s\n' "${files[@]}" |

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Projects allreduce latency beyond the simulated rank counts (docs/simulation.md, "Beyond
 # 4096 ranks"). Per schedule, the cluster model's time (tributary-selection --model: the
-# LogGP-style rounds of src/cluster_model.cpp on the platform's network profile) is fitted to
+# LogGP-style rounds of src/selection/cluster_model.cpp on the platform's network profile) is fitted to
 # the simulated points with one factor a (the mean of simulated / model) on every simulated
 # rank count but the held-out one, which checks the fit (--held-out 1024: an interpolation
 # between 256 and 4096; --held-out 4096: an extrapolation from 64-1024); the fitted model

@@ -1,6 +1,13 @@
 // AllGather<T>: every rank's value, in rank order, on every rank.
 #pragma once
 
+// Marks the internal headers below as included through a public one (detail/*: they refuse
+// direct inclusion).
+#ifndef TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_ALL_GATHER
+#endif
+
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -8,8 +15,8 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
-#include "tributary/detail/reduction_core.hpp"
-#include "tributary/detail/typed_reduction.hpp"
+#include "tributary/detail/core/reduction_core.hpp"
+#include "tributary/detail/core/typed_reduction.hpp"
 
 namespace tributary {
 
@@ -123,3 +130,8 @@ class AllGather : private detail::ReductionClient {
 };
 
 }  // namespace tributary
+
+#ifdef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_ALL_GATHER
+#undef TRIBUTARY_PUBLIC_INCLUDE
+#undef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_ALL_GATHER
+#endif

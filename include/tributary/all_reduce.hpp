@@ -1,9 +1,16 @@
 // AllReduce<T>: a non-blocking reduction whose result every rank receives.
 #pragma once
 
+// Marks the internal headers below as included through a public one (detail/*: they refuse
+// direct inclusion).
+#ifndef TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_ALL_REDUCE
+#endif
+
 #include <string>
 
-#include "tributary/detail/reduction_for.hpp"
+#include "tributary/detail/core/reduction_for.hpp"
 
 namespace tributary {
 
@@ -47,3 +54,8 @@ class AllReduce : public detail::ReductionFor<T> {
 };
 
 }  // namespace tributary
+
+#ifdef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_ALL_REDUCE
+#undef TRIBUTARY_PUBLIC_INCLUDE
+#undef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_ALL_REDUCE
+#endif

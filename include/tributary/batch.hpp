@@ -2,6 +2,13 @@
 // message and complete together (e.g. dt by Min, mass by Sum, a cell count by Max).
 #pragma once
 
+// Marks the internal headers below as included through a public one (detail/*: they refuse
+// direct inclusion).
+#ifndef TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_BATCH
+#endif
+
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -12,15 +19,15 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
-#include "tributary/detail/batch_message.hpp"
-#include "tributary/detail/device_stage.hpp"
-#include "tributary/detail/exact_policy.hpp"
-#include "tributary/detail/kokkos_hooks.hpp"
-#include "tributary/detail/list_partials.hpp"
-#include "tributary/detail/message_spec.hpp"
-#include "tributary/detail/op_holder.hpp"
-#include "tributary/detail/reduction_core.hpp"
-#include "tributary/detail/type_name.hpp"
+#include "tributary/detail/core/batch_message.hpp"
+#include "tributary/detail/core/list_partials.hpp"
+#include "tributary/detail/core/message_spec.hpp"
+#include "tributary/detail/core/op_holder.hpp"
+#include "tributary/detail/core/reduction_core.hpp"
+#include "tributary/detail/core/type_name.hpp"
+#include "tributary/detail/device/device_stage.hpp"
+#include "tributary/detail/device/kokkos_hooks.hpp"
+#include "tributary/detail/exact/exact_policy.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary {
@@ -363,3 +370,8 @@ TaskStatus BatchMember<T>::CheckReduce() {
 }
 
 }  // namespace tributary
+
+#ifdef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_BATCH
+#undef TRIBUTARY_PUBLIC_INCLUDE
+#undef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_BATCH
+#endif

@@ -34,8 +34,6 @@ class BlockGrid {
   int Dims() const noexcept { return static_cast<int>(divisions_.size()); }
   /// The number of ranks the blocks are assigned to.
   int Ranks() const noexcept { return ranks_; }
-  /// How the blocks are assigned to the ranks.
-  BlockAssignment Assignment() const noexcept { return assignment_; }
   /// The blocks along each dimension.
   const std::vector<int>& Divisions() const noexcept { return divisions_; }
   /// The coordinates of `gid` (UsageError when it is not a block).

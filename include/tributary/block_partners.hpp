@@ -91,8 +91,6 @@ class RegularPartners : public BlockPartners {
   };
   /// The steps, in order.
   const std::vector<Step>& Steps() const noexcept { return steps_; }
-  /// True for distance doubling, false for distance halving.
-  bool Contiguous() const noexcept { return contiguous_; }
   /// The group of `gid` in step `step` (ascending gids, itself included).
   std::vector<int> Group(int step, int gid) const;
   /// The member of `gid`'s group in `step` whose position along the step's dimension

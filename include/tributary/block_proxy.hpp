@@ -16,7 +16,16 @@ namespace tributary {
 namespace detail {
 class BlockEngine;
 class AllToAllAdapter;
-struct RecordFrame;
+struct RecordFrame;  // a message of a routed all-to-all (detail/blocks/block_all_to_all.hpp)
+
+// What the proxy needs of the engine that hands it out, so that it does not include it:
+/// Appends `bytes` bytes to the frame's message (src/blocks/block_all_to_all.cpp).
+void WriteRecord(RecordFrame& frame, const char* data, std::size_t bytes);
+/// The frame of block `gid` among an all-to-all's frames (src/blocks/block_all_to_all.cpp).
+RecordFrame& FrameOf(RecordFrame* frames, int gid);
+/// The reduction, generation, block, round and rank of one call, for messages
+/// (src/blocks/block_engine.cpp).
+std::string BlockCallWhere(const BlockEngine& engine, int gid, int call);
 }  // namespace detail
 
 /// What a block's callback sees in one call: its links and its messages. A value travels

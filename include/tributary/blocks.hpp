@@ -8,6 +8,13 @@
 // (out-of-core blocks are out of scope).
 #pragma once
 
+// Marks the internal headers below as included through a public one (detail/*: they refuse
+// direct inclusion).
+#ifndef TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_BLOCKS
+#endif
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,8 +26,8 @@
 #include "tributary/block_partners.hpp"
 #include "tributary/block_proxy.hpp"
 #include "tributary/context.hpp"
-#include "tributary/detail/block_all_to_all.hpp"
-#include "tributary/detail/block_engine.hpp"
+#include "tributary/detail/blocks/block_all_to_all.hpp"
+#include "tributary/detail/blocks/block_engine.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks.hpp"
 
@@ -184,3 +191,8 @@ class BlockAllToAll {
 };
 
 }  // namespace tributary
+
+#ifdef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_BLOCKS
+#undef TRIBUTARY_PUBLIC_INCLUDE
+#undef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_BLOCKS
+#endif

@@ -8,6 +8,13 @@
 // from each list's partial through the regional combine and the network.
 #pragma once
 
+// Marks the internal headers below as included through a public one (detail/*: they refuse
+// direct inclusion).
+#ifndef TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_EXACT_SUM
+#endif
+
 #include <cstddef>
 #include <cstdint>
 
@@ -68,4 +75,9 @@ class ExactSum {
 }  // namespace tributary
 
 // The additions (callable in device kernels): defined with the digit arithmetic.
-#include "tributary/detail/exact_digits.hpp"
+#include "tributary/detail/exact/exact_digits.hpp"
+
+#ifdef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_EXACT_SUM
+#undef TRIBUTARY_PUBLIC_INCLUDE
+#undef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_EXACT_SUM
+#endif

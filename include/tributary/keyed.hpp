@@ -4,6 +4,13 @@
 // 0..count-1; reducer ranks combine them; the result goes to the consumer ranks.
 #pragma once
 
+// Marks the internal headers below as included through a public one (detail/*: they refuse
+// direct inclusion).
+#ifndef TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_KEYED
+#endif
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -14,9 +21,9 @@
 #include <vector>
 
 #include "tributary/context.hpp"
-#include "tributary/detail/keyed_engine.hpp"
-#include "tributary/detail/op_holder.hpp"
-#include "tributary/detail/type_name.hpp"
+#include "tributary/detail/core/op_holder.hpp"
+#include "tributary/detail/core/type_name.hpp"
+#include "tributary/detail/keyed/keyed_engine.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/ops.hpp"
 #include "tributary/tasks/task_status.hpp"
@@ -170,7 +177,12 @@ class KeyedReduction {
   std::uint64_t RemoteMessages() const noexcept { return engine_.RemoteMessages(); }
 
  private:
-  detail::KeyedEngine engine_;  // the protocol, compiled once in src/keyed.cpp
+  detail::KeyedEngine engine_;  // the protocol, compiled once in src/keyed/keyed.cpp
 };
 
 }  // namespace tributary
+
+#ifdef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_KEYED
+#undef TRIBUTARY_PUBLIC_INCLUDE
+#undef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_KEYED
+#endif

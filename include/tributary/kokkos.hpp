@@ -7,6 +7,13 @@
 // TRIBUTARY_ENABLE_KOKKOS=ON.
 #pragma once
 
+// Marks the internal headers below as included through a public one (detail/*: they refuse
+// direct inclusion).
+#ifndef TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_KOKKOS
+#endif
+
 #include "tributary/config.hpp"
 
 #if !TRIBUTARY_HAVE_KOKKOS
@@ -15,8 +22,13 @@
 
 #include <Kokkos_Core.hpp>
 
-#include "tributary/detail/device_contributions.hpp"
-#include "tributary/detail/staged_view.hpp"
-#include "tributary/detail/view_values.hpp"
+#include "tributary/detail/device/device_contributions.hpp"
+#include "tributary/detail/device/staged_view.hpp"
+#include "tributary/detail/device/view_values.hpp"
 #include "tributary/exact_sum_reducer.hpp"
 #include "tributary/tributary.hpp"
+
+#ifdef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_KOKKOS
+#undef TRIBUTARY_PUBLIC_INCLUDE
+#undef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_KOKKOS
+#endif

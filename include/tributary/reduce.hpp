@@ -1,9 +1,16 @@
 // Reduce<T>: a non-blocking reduction whose result only the root receives.
 #pragma once
 
+// Marks the internal headers below as included through a public one (detail/*: they refuse
+// direct inclusion).
+#ifndef TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_REDUCE
+#endif
+
 #include <string>
 
-#include "tributary/detail/reduction_for.hpp"
+#include "tributary/detail/core/reduction_for.hpp"
 
 namespace tributary {
 
@@ -50,3 +57,8 @@ class Reduce : public detail::ReductionFor<T> {
 };
 
 }  // namespace tributary
+
+#ifdef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_REDUCE
+#undef TRIBUTARY_PUBLIC_INCLUDE
+#undef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_REDUCE
+#endif

@@ -2,13 +2,14 @@
 // else as records (source, destination, bytes) bundled per next hop and routed over k-ary
 // swap steps, one digit of the destination per step. The records are written where they
 // leave from and read where they arrive: a record is copied only when it is forwarded.
-#include "tributary/detail/block_all_to_all.hpp"
+#include "tributary/detail/blocks/block_all_to_all.hpp"
 
 #include <cstring>
 #include <numeric>
 #include <string>
 #include <utility>
 
+#include "tributary/block_proxy.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -80,6 +81,8 @@ void ForEachRecord(const char* bundle, std::size_t size, F f) {
 }
 
 }  // namespace
+
+RecordFrame& FrameOf(RecordFrame* frames, int gid) { return frames[gid]; }
 
 void WriteRecord(RecordFrame& frame, const char* data, std::size_t bytes) {
   std::vector<char>& bundle = *frame.bundle;

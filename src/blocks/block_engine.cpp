@@ -1,6 +1,6 @@
 // The engine of the block patterns: runs the calls of this rank's blocks as non-blocking
 // tasks over any BlockPartners, carries their messages, and checks the partners' links once.
-#include "tributary/detail/block_engine.hpp"
+#include "tributary/detail/blocks/block_engine.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -10,9 +10,10 @@
 #include <tuple>
 #include <utility>
 
+#include "platform/transport.hpp"
+#include "tributary/block_proxy.hpp"
 #include "tributary/context.hpp"
-#include "tributary/detail/progress.hpp"
-#include "tributary/detail/transport.hpp"
+#include "tributary/detail/core/progress.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -231,6 +232,10 @@ std::uint64_t BlockEngine::RemoteMessages() const noexcept {
   return impl_->transport.RemoteMessages();
 }
 std::string BlockEngine::Where(int gid, int call) const { return impl_->Where(gid, call); }
+
+std::string BlockCallWhere(const BlockEngine& engine, int gid, int call) {
+  return engine.Where(gid, call);
+}
 
 // Blocks are identified by gid: the set must be exactly this rank's, in any order.
 void BlockEngine::Impl::CheckBlockSet(const std::vector<std::pair<int, void*>>& blocks) const {

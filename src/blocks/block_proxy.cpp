@@ -7,8 +7,6 @@
 #include <cstring>
 #include <string>
 
-#include "tributary/detail/block_all_to_all.hpp"
-#include "tributary/detail/block_engine.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary {
@@ -49,13 +47,14 @@ void BlockReader::Short(std::size_t bytes) const {
 }
 
 std::string BlockProxy::Where() const {
-  return engine_ ? engine_->Where(gid_, call_)
+  return engine_ ? detail::BlockCallWhere(*engine_, gid_, call_)
                  : "block " + std::to_string(gid_) + ", round " + std::to_string(call_);
 }
 
 BlockWriter BlockProxy::Outgoing(int to) {
   if (frames_ && to >= 0 && static_cast<std::size_t>(to) < out_.size())
-    return BlockWriter(frames_[to]);  // an all-to-all's first call: every gid is a target
+    return BlockWriter(
+        detail::FrameOf(frames_, to));  // an all-to-all's first call: every gid is a target
   if (std::find(out_.begin(), out_.end(), to) == out_.end()) {
     std::string link;
     for (int g : out_) link += " " + std::to_string(g);

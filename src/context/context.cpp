@@ -12,8 +12,8 @@
 #include <sstream>
 #include <thread>
 
-#include "context_impl.hpp"
-#include "trace.hpp"
+#include "context/context_impl.hpp"
+#include "core/trace.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks/sweep.hpp"
 
@@ -133,9 +133,13 @@ std::chrono::duration<double> ContextImpl::DrainTime() const noexcept {
 void ContextImpl::SettleAfterFailure() noexcept {
   // Every rank drops what arrives unasked until every rank's own sends have completed: a
   // non-blocking barrier, entered once this rank's control messages have left, ends it.
+  // The other ranks come when their own teardown ends, which a loaded machine delays: the
+  // wait is the drain time but at least 10 s (it ends as soon as the last rank arrives).
   MPI_Request barrier = MPI_REQUEST_NULL;
+  const std::chrono::duration<double> settle =
+      std::max(DrainTime(), std::chrono::duration<double>(10));
   const auto limit = std::chrono::steady_clock::now() +
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(DrainTime());
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(settle);
   try {
     for (;;) {
       control.Receive();
@@ -157,7 +161,7 @@ void ContextImpl::SettleAfterFailure() noexcept {
   HandleError(
       "tributary::Context destroyed after a failure, but not every rank destroyed its "
       "Context within " +
-      std::to_string(DrainTime().count()) + " s; its communicators are let go of");
+      std::to_string(settle.count()) + " s; its communicators are let go of");
   if (barrier != MPI_REQUEST_NULL) MPI_Request_free(&barrier);
 }
 #endif

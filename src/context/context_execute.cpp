@@ -3,7 +3,7 @@
 // apart so that the rest of the Context does not see the executors.
 #include <algorithm>
 
-#include "context_impl.hpp"
+#include "context/context_impl.hpp"
 #include "tributary/context.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks.hpp"

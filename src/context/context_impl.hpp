@@ -9,15 +9,19 @@
 #include <memory>
 #include <string>
 
-#include "control_plane.hpp"
-#include "network.hpp"
-#include "node_layout.hpp"
-#include "reduction_host.hpp"
-#include "registry.hpp"
-#include "schedule_service.hpp"
+#include "context/control_plane.hpp"
+#include "context/registry.hpp"
+#include "core/reduction_host.hpp"
+#include "platform/network.hpp"
+#include "platform/node_layout.hpp"
 #include "schedules/schedule.hpp"
-#include "tributary/context.hpp"
-#include "tributary/detail/reduction_core.hpp"
+#include "selection/schedule_service.hpp"
+#include "tributary/context_options.hpp"
+#include "tributary/detail/core/reduction_core.hpp"
+
+namespace tributary {
+class Context;  // the public class whose state this is (tributary/context.hpp)
+}  // namespace tributary
 
 namespace tributary::detail {
 

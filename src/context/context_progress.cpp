@@ -5,7 +5,8 @@
 #include <chrono>
 #include <thread>
 
-#include "context_impl.hpp"
+#include "context/context_impl.hpp"
+#include "tributary/context.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks/sweep.hpp"
 

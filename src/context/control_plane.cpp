@@ -3,7 +3,7 @@
 // byte), sent with MPI_Isend and received
 // with MPI_Iprobe + MPI_Recv of a message that has already arrived, so nothing here blocks:
 // failure notices and their acknowledgements, and the watchdog's queries and answers.
-#include "control_plane.hpp"
+#include "context/control_plane.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -11,8 +11,8 @@
 #include <sstream>
 #include <thread>
 
-#include "registry.hpp"
-#include "tributary/detail/reduction_core.hpp"
+#include "context/registry.hpp"
+#include "tributary/detail/core/reduction_core.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary {

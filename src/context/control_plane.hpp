@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "network.hpp"
+#include "platform/network.hpp"
 #include "tributary/config.hpp"
-#include "tributary/context.hpp"
+#include "tributary/context_options.hpp"
 
 namespace tributary::detail {
 

@@ -7,9 +7,9 @@
 #include <sstream>
 #include <thread>
 
-#include "control_plane.hpp"
-#include "registry.hpp"
-#include "tributary/detail/reduction_core.hpp"
+#include "context/control_plane.hpp"
+#include "context/registry.hpp"
+#include "tributary/detail/core/reduction_core.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks/executor.hpp"
 

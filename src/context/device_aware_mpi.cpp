@@ -1,6 +1,6 @@
 // Whether the MPI library is handed device memory directly (ContextOptions::device_aware_mpi):
 // the option, or what each rank's library says about the Kokkos backend in use.
-#include "context_impl.hpp"
+#include "context/context_impl.hpp"
 #include "tributary/errors.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS

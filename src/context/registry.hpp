@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "tributary/detail/progress.hpp"
+#include "tributary/detail/core/progress.hpp"
 
 namespace tributary {
 class Executor;

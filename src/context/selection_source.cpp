@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "context_impl.hpp"
+#include "context/context_impl.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {

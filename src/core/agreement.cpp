@@ -1,4 +1,4 @@
-#include "agreement.hpp"
+#include "core/agreement.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #endif
 
-#include "tributary/context.hpp"
+#include "tributary/context_options.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "schedules/schedule.hpp"
-#include "tributary/detail/agreement.hpp"
-#include "tributary/detail/message_spec.hpp"
+#include "tributary/detail/core/agreement_record.hpp"
+#include "tributary/detail/core/message_spec.hpp"
 #include "tributary/schedule_kind.hpp"
 
 namespace tributary::detail {

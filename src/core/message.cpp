@@ -1,10 +1,10 @@
-#include "message.hpp"
+#include "core/message.hpp"
 
 #include <cstring>
 #include <new>
 
-#include "mpi_registry.hpp"
-#include "packed_combine.hpp"
+#include "core/mpi_registry.hpp"
+#include "core/packed_combine.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -133,7 +133,7 @@ ScheduleArgs Message::Base() const {
   return base;
 }
 
-// The pre-round (src/agreement.cpp): lengths, the agreement record, the schedule and the
+// The pre-round (src/core/agreement.cpp): lengths, the agreement record, the schedule and the
 // exact-sum window, in one small allreduce on the Context's communicator.
 void Message::StartPreRound(const WindowNeeds* measured) {
   Agreement::Input in;

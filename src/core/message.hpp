@@ -12,12 +12,12 @@
 #include <memory>
 #include <string>
 
-#include "agreement.hpp"
-#include "packed_combine.hpp"
-#include "schedule_service.hpp"
+#include "core/agreement.hpp"
+#include "core/packed_combine.hpp"
+#include "core/schedule_run.hpp"
 #include "schedules/schedule.hpp"
-#include "tributary/context.hpp"
-#include "tributary/detail/message_spec.hpp"
+#include "tributary/context_options.hpp"
+#include "tributary/detail/core/message_spec.hpp"
 
 namespace tributary::detail {
 

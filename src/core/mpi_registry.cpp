@@ -1,18 +1,18 @@
-#include "mpi_registry.hpp"
+#include "core/mpi_registry.hpp"
 
 #if TRIBUTARY_HAVE_MPI
 
 #include <map>
 #include <mutex>
 
-#include "packed_combine.hpp"
+#include "core/packed_combine.hpp"
 #include "tributary/datatype.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
 namespace {
 
-struct Registry {
+struct MpiObjects {
   std::mutex mutex;
   bool hooked = false;
   std::map<std::size_t, MPI_Datatype> byte_types;
@@ -22,13 +22,13 @@ struct Registry {
 };
 
 // Deliberately leaked: its contents are released at MPI_Finalize, not at exit.
-Registry& TheRegistry() {
-  static Registry* registry = new Registry;
+MpiObjects& TheObjects() {
+  static MpiObjects* registry = new MpiObjects;
   return *registry;
 }
 
 int OnSelfDelete(MPI_Comm, int, void*, void*) {
-  Registry& r = TheRegistry();
+  MpiObjects& r = TheObjects();
   std::lock_guard<std::mutex> lock(r.mutex);
   for (auto& [bytes, type] : r.byte_types) MPI_Type_free(&type);
   r.byte_types.clear();
@@ -40,7 +40,7 @@ int OnSelfDelete(MPI_Comm, int, void*, void*) {
 }
 
 // Called with the registry lock held.
-void EnsureHook(Registry& r) {
+void EnsureHook(MpiObjects& r) {
   if (r.hooked) return;
   CheckMpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, OnSelfDelete, &r.self_keyval, nullptr),
            "MPI_Comm_create_keyval");
@@ -53,7 +53,7 @@ void EnsureHook(Registry& r) {
 void GenericOpFn(void* in, void* inout, int* len, MPI_Datatype* type) {
   void* layout = nullptr;
   int found = 0;
-  MPI_Type_get_attr(*type, TheRegistry().type_keyval, &layout, &found);
+  MPI_Type_get_attr(*type, TheObjects().type_keyval, &layout, &found);
   if (!found || layout == nullptr) return;  // not a Tributary datatype: nothing to combine
   PackedCombine(layout, in, inout, static_cast<std::size_t>(*len));
 }
@@ -61,7 +61,7 @@ void GenericOpFn(void* in, void* inout, int* len, MPI_Datatype* type) {
 }  // namespace
 
 MPI_Datatype ByteBlockType(std::size_t bytes) {
-  Registry& r = TheRegistry();
+  MpiObjects& r = TheObjects();
   std::lock_guard<std::mutex> lock(r.mutex);
   EnsureHook(r);
   auto it = r.byte_types.find(bytes);
@@ -74,7 +74,7 @@ MPI_Datatype ByteBlockType(std::size_t bytes) {
 }
 
 MPI_Op GenericMpiOp(bool commutative) {
-  Registry& r = TheRegistry();
+  MpiObjects& r = TheObjects();
   std::lock_guard<std::mutex> lock(r.mutex);
   EnsureHook(r);
   MPI_Op& op = r.ops[commutative ? 1 : 0];
@@ -84,7 +84,7 @@ MPI_Op GenericMpiOp(bool commutative) {
 }
 
 int PackedLayoutKeyval() {
-  Registry& r = TheRegistry();
+  MpiObjects& r = TheObjects();
   std::lock_guard<std::mutex> lock(r.mutex);
   EnsureHook(r);
   if (r.type_keyval == MPI_KEYVAL_INVALID)

@@ -1,5 +1,5 @@
 // The combine of packed messages (packed_combine.hpp).
-#include "packed_combine.hpp"
+#include "core/packed_combine.hpp"
 
 #include <cstring>
 #include <exception>

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "tributary/detail/message_spec.hpp"
+#include "tributary/detail/core/message_spec.hpp"
 
 namespace tributary::detail {
 

@@ -1,4 +1,4 @@
-#include "tributary/detail/reduction_core.hpp"
+#include "tributary/detail/core/reduction_core.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -6,12 +6,12 @@
 #include <optional>
 #include <sstream>
 
-#include "message.hpp"
-#include "reduction_host.hpp"
-#include "schedule_run.hpp"
-#include "trace.hpp"
-#include "tributary/context.hpp"
-#include "tributary/detail/progress.hpp"
+#include "core/message.hpp"
+#include "core/reduction_host.hpp"
+#include "core/schedule_run.hpp"
+#include "core/trace.hpp"
+#include "tributary/context_options.hpp"
+#include "tributary/detail/core/progress.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks/sweep.hpp"
 
@@ -43,8 +43,8 @@ ReductionCore::ReductionCore(Context& ctx, std::string what, std::string label)
       mpi_(&host_->Mpi()),
       what_(std::move(what)),
       label_(std::move(label)),
-      rank_(ctx.Rank()),
-      size_(ctx.Size()) {
+      rank_(host_->Rank()),
+      size_(host_->Size()) {
   host_->Register(this, &id_, &pool_slot_);
   trace_ = host_->TracerFor(id_, Name());
   message_ =

@@ -7,9 +7,13 @@
 #include <cstdint>
 #include <string>
 
-#include "mpi_access.hpp"
-#include "schedule_run.hpp"
-#include "tributary/context.hpp"
+#include "core/schedule_run.hpp"
+#include "platform/mpi_access.hpp"
+#include "tributary/context_options.hpp"
+
+namespace tributary {
+class Context;
+}  // namespace tributary
 
 namespace tributary::detail {
 

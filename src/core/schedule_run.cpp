@@ -1,5 +1,5 @@
 // One object's running schedule (schedule_run.hpp).
-#include "schedule_run.hpp"
+#include "core/schedule_run.hpp"
 
 #include <cstring>
 

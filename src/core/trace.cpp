@@ -1,4 +1,4 @@
-#include "trace.hpp"
+#include "core/trace.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "tributary/context.hpp"
+#include "tributary/context_options.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -17,13 +17,13 @@ namespace {
 
 // The tracers of the live Contexts that trace; `open` lets TraceFor answer "none" with one
 // atomic load.
-struct Registry {
+struct Tracers {
   std::mutex mutex;
   std::map<const Context*, std::unique_ptr<Tracer>> tracers;
   std::map<std::pair<std::string, int>, int> opened;  // (prefix, rank) -> Contexts so far
 };
-Registry& TheRegistry() {
-  static Registry* r = new Registry;  // deliberately leaked: Contexts may outlive statics
+Tracers& TheTracers() {
+  static Tracers* r = new Tracers;  // deliberately leaked: Contexts may outlive statics
   return *r;
 }
 std::atomic<int> open{0};
@@ -270,7 +270,7 @@ void TraceOpen(const Context* ctx, const ContextOptions& options, int rank, int 
     if (env) prefix = env;
   }
   if (prefix.empty()) return;
-  Registry& r = TheRegistry();
+  Tracers& r = TheTracers();
   std::lock_guard<std::mutex> lock(r.mutex);
   if (r.tracers.erase(ctx))  // a Context at this address that failed in its constructor
     open.fetch_sub(1, std::memory_order_release);
@@ -288,7 +288,7 @@ void TraceOpen(const Context* ctx, const ContextOptions& options, int rank, int 
 
 void TraceClose(const Context* ctx) noexcept {
   if (open.load(std::memory_order_acquire) == 0) return;
-  Registry& r = TheRegistry();
+  Tracers& r = TheTracers();
   std::unique_ptr<Tracer> tracer;
   {
     std::lock_guard<std::mutex> lock(r.mutex);
@@ -302,7 +302,7 @@ void TraceClose(const Context* ctx) noexcept {
 
 Tracer* TraceFor(const Context* ctx, int object, const std::string& name) {
   if (open.load(std::memory_order_acquire) == 0) return nullptr;
-  Registry& r = TheRegistry();
+  Tracers& r = TheTracers();
   Tracer* tracer = nullptr;
   {
     std::lock_guard<std::mutex> lock(r.mutex);

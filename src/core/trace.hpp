@@ -20,7 +20,7 @@
 #include <unordered_map>
 
 #include "schedules/schedule.hpp"
-#include "tributary/detail/message_spec.hpp"
+#include "tributary/detail/core/message_spec.hpp"
 #include "tributary/schedule_kind.hpp"
 
 namespace tributary {

@@ -1,6 +1,6 @@
 // Whether the Kokkos runtime runs, for the Kokkos-free headers (detail/device_stage.hpp):
 // objects destroyed after Kokkos::finalize must leave their device memory alone.
-#include "tributary/detail/device_stage.hpp"
+#include "tributary/detail/device/device_stage.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS
 

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "tributary/detail/stream_event.hpp"
+#include "tributary/detail/device/stream_event.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {

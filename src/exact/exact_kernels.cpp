@@ -1,14 +1,14 @@
 // The exact-sum kernels' entry points (exact_kernels.hpp): which kernel runs (what the CPU
 // has, and LimitExactKernels), and the values and records the vector kernels leave, one by
 // one. The kernels themselves are in exact_kernels_avx2.cpp and exact_kernels_avx512.cpp.
-#include "tributary/detail/exact_kernels.hpp"
+#include "tributary/detail/exact/exact_kernels.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 
-#include "exact_kernels_x86.hpp"
-#include "tributary/detail/exact_window.hpp"
+#include "exact/exact_kernels_x86.hpp"
+#include "tributary/detail/exact/exact_window.hpp"
 
 namespace tributary::detail {
 

@@ -1,5 +1,5 @@
 // The AVX2 kernels of exact sums: four values or records at a time (exact_kernels_x86.hpp).
-#include "exact_kernels_x86.hpp"
+#include "exact/exact_kernels_x86.hpp"
 
 #if TRIBUTARY_EXACT_AVX2
 

@@ -1,6 +1,6 @@
 // The AVX-512 kernels of exact sums: eight at a time (Wide), or four with the 256-bit forms
 // (Narrow) (exact_kernels_x86.hpp).
-#include "exact_kernels_x86.hpp"
+#include "exact/exact_kernels_x86.hpp"
 
 #if TRIBUTARY_EXACT_AVX2
 

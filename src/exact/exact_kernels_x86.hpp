@@ -17,8 +17,8 @@
 #include <cstring>
 #include <limits>
 
-#include "tributary/detail/exact_kernels.hpp"
-#include "tributary/detail/exact_window.hpp"
+#include "tributary/detail/exact/exact_kernels.hpp"
+#include "tributary/detail/exact/exact_window.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TRIBUTARY_EXACT_AVX2 1

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "tributary/detail/exact_window.hpp"
+#include "tributary/detail/exact/exact_window.hpp"
 
 namespace tributary {
 

@@ -12,11 +12,11 @@
 #include <set>
 #include <utility>
 
-#include "topology.hpp"
+#include "platform/topology.hpp"
+#include "platform/transport.hpp"
 #include "tributary/context.hpp"
-#include "tributary/detail/keyed_engine.hpp"
-#include "tributary/detail/progress.hpp"
-#include "tributary/detail/transport.hpp"
+#include "tributary/detail/core/progress.hpp"
+#include "tributary/detail/keyed/keyed_engine.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -66,7 +66,7 @@ class Aligned {
 
 enum class Kind : std::int32_t { partial, item, forward, result, failure, done };
 
-struct Message {
+struct KeyedMessage {
   Kind kind;
   std::uint64_t key, gen;
   std::int64_t n, index;
@@ -351,11 +351,11 @@ struct KeyedEngine::Impl {
     return true;
   }
 
-  void SendTo(int rank, Message m, const void* value, std::size_t bytes) {
+  void SendTo(int rank, KeyedMessage m, const void* value, std::size_t bytes) {
     m.from = transport_.Rank();
     transport_.Send(rank, &m, sizeof m, value, bytes);
   }
-  void SendTo(int rank, Message m, const void* value) { SendTo(rank, m, value, bytes_); }
+  void SendTo(int rank, KeyedMessage m, const void* value) { SendTo(rank, m, value, bytes_); }
 
   // This thread's domain (one domain without hwloc); its accumulator is allocated here.
   std::size_t DomainOf(Key& k) {
@@ -386,7 +386,7 @@ struct KeyedEngine::Impl {
       d = Domain{};
     }
     if (has) {
-      Message m{Kind::partial, key, k.gen, n, -1, k.hash};
+      KeyedMessage m{Kind::partial, key, k.gen, n, -1, k.hash};
       m.check = check;
       SendTo(MyReducer(k), m, rank_value);
     }
@@ -417,7 +417,7 @@ struct KeyedEngine::Impl {
     for (std::uint64_t key : unsent_) {
       Key& k = keys_[key];
       if (k.out_n > 0) {
-        SendTo(k.reducers[0], Message{Kind::item, key, k.gen, k.out_n, -1, k.hash},
+        SendTo(k.reducers[0], KeyedMessage{Kind::item, key, k.gen, k.out_n, -1, k.hash},
                k.out_items.data(), k.out_items.size());
         k.out_items.clear();
         k.out_n = 0;
@@ -432,7 +432,7 @@ struct KeyedEngine::Impl {
     for (std::uint64_t key : unsent_) {
       Key& k = keys_[key];
       if (k.has_pending) {
-        Message m{Kind::forward, key, k.gen, k.pending_n, -1, k.hash};
+        KeyedMessage m{Kind::forward, key, k.gen, k.pending_n, -1, k.hash};
         m.check = k.pending_check;
         k.pending_check = 0;
         SendTo(k.reducers[0], m, SlotOf(k, pending_slot));
@@ -452,12 +452,12 @@ struct KeyedEngine::Impl {
     told.insert(k.reducers.begin(), k.reducers.end());
     for (int r : told)
       if (r != transport_.Rank())
-        SendTo(r, Message{Kind::failure, key, k.gen, 0, -1, k.hash}, text.data(), text.size());
+        SendTo(r, KeyedMessage{Kind::failure, key, k.gen, 0, -1, k.hash}, text.data(), text.size());
     k.finished = true;
   }
 
   void Handle(const std::vector<char>& wire) {
-    Message m;
+    KeyedMessage m;
     std::memcpy(&m, wire.data(), sizeof m);
     const char* payload = wire.data() + sizeof m;
     const std::size_t payload_bytes = wire.size() - sizeof m;
@@ -559,11 +559,12 @@ struct KeyedEngine::Impl {
       }
     }
     k.finished = true;
-    for (int r : k.consumers) SendTo(r, Message{Kind::result, key, k.gen, 0, -1, k.hash}, result);
+    for (int r : k.consumers)
+      SendTo(r, KeyedMessage{Kind::result, key, k.gen, 0, -1, k.hash}, result);
     for (int r : k.reducers)
       if (std::find(k.consumers.begin(), k.consumers.end(), r) == k.consumers.end() &&
           r != transport_.Rank())
-        SendTo(r, Message{Kind::done, key, k.gen, 0, -1, k.hash}, nullptr, 0);
+        SendTo(r, KeyedMessage{Kind::done, key, k.gen, 0, -1, k.hash}, nullptr, 0);
   }
 
   Context* ctx_;

@@ -1,5 +1,5 @@
 // The thread rule's checks and the state of MPI (mpi_access.hpp).
-#include "mpi_access.hpp"
+#include "platform/mpi_access.hpp"
 
 #include "tributary/errors.hpp"
 

@@ -1,12 +1,12 @@
 // The Context's network services (network.hpp): the tag space, the MPI thread rules and
 // freeing the communicators. The communicators are made by the Context's constructor
 // (context.cpp).
-#include "network.hpp"
+#include "platform/network.hpp"
 
 #include <algorithm>
 #include <limits>
 
-#include "node_layout.hpp"
+#include "platform/node_layout.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {

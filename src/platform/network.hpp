@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "mpi_access.hpp"
-#include "schedules/schedule.hpp"
-#include "tags.hpp"
+#include "platform/mpi_access.hpp"
+#include "platform/node_layout.hpp"
+#include "platform/tags.hpp"
 #include "tributary/config.hpp"
 
 namespace tributary::detail {

@@ -1,16 +1,15 @@
 // Which ranks share a node: the node layout of the two-level form (NodeLayout, built once
 // by the Context, collectively) and the node facts the selection tree is pruned with.
-#include "node_layout.hpp"
+#include "platform/node_layout.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
-#include "mpi_access.hpp"
-#include "schedules/schedule.hpp"
-#include "tags.hpp"
-#include "topology.hpp"
+#include "platform/mpi_access.hpp"
+#include "platform/tags.hpp"
+#include "platform/topology.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {

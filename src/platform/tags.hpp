@@ -7,9 +7,12 @@
 
 #include <cstdint>
 
-#include "schedules/schedule.hpp"
-
 namespace tributary::detail {
+
+/// Number of consecutive tags a schedule may use, starting at ScheduleArgs::tag.
+/// Offsets 0-3 carry the schedules' own messages, 4 the node-aware hand-over (on the node
+/// communicator), 5-7 the pre-round that checks lengths and agrees on exact-sum windows.
+inline constexpr int kTagsPerSchedule = 8;
 
 inline constexpr int kControlTag = 0;
 /// Block 0's upper tags (kStartupTag ..): the agreement on node facts while the Context is

@@ -2,7 +2,7 @@
 // (the node-aware form's hardware order) and the NUMA domain of each CPU (keyed
 // collectives). Each call loads the topology afresh: HWLOC_SYNTHETIC may change between
 // Contexts (the keyed tests use it).
-#include "topology.hpp"
+#include "platform/topology.hpp"
 
 #if TRIBUTARY_HAVE_HWLOC
 #include <hwloc.h>

@@ -1,7 +1,7 @@
 // The point-to-point transport of keyed collectives and block patterns: byte messages on
 // the object's own communicator, received by matched probe; messages to this rank stay in
 // memory.
-#include "tributary/detail/transport.hpp"
+#include "platform/transport.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -49,6 +49,12 @@ class P2PSchedule : public Schedule {
                 MPI_Request* request = nullptr);
   void PostRecv(void* buf, std::size_t bytes, int source, int tag_offset,
                 MPI_Request* request = nullptr);
+  /// The end of a schedule that folded some ranks into others: posts the result to `dest`
+  /// when `hand_over`. True when it did (the schedule then waits for that send).
+  bool HandOver(bool hand_over, const void* buf, std::size_t bytes, int dest, int tag_offset) {
+    if (hand_over) PostSend(buf, bytes, dest, tag_offset);
+    return hand_over;
+  }
   /// True when every request in requests_ has completed (tests them; never waits).
   bool RequestsDone();
   /// Tests one request; true when it is complete (or null).

@@ -141,11 +141,10 @@ bool RabenseifnerSchedule::Progress() {
       case Step::gather:
         if (!rounds_.empty()) {
           PostGather();
-        } else if (rank_ < 2 * rem_) {  // odd: hand the result to the folded even rank
-          PostSend(Gathered(), GatheredBytes(count), rank_ - 1, 3);
-          step_ = Step::fold_out;
-        } else {
-          step_ = Step::done;
+        } else {  // an odd rank hands the result to the even rank folded into it
+          const bool odd = rank_ < 2 * rem_;
+          step_ = HandOver(odd, Gathered(), GatheredBytes(count), rank_ - 1, 3) ? Step::fold_out
+                                                                                : Step::done;
         }
         continue;
       case Step::fold_out:

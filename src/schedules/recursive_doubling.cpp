@@ -101,11 +101,9 @@ bool RecursiveDoublingSchedule::Progress() {
         mask_ <<= 1;
         if (mask_ < pof2_) {
           PostExchange();
-        } else if (rank_ < 2 * rem_) {  // odd: hand the result to the folded even rank
-          PostSend(all, bytes, rank_ - 1, 2);
-          step_ = Step::fold_out;
-        } else {
-          step_ = Step::done;
+        } else {  // an odd rank hands the result to the even rank folded into it
+          step_ =
+              HandOver(rank_ < 2 * rem_, all, bytes, rank_ - 1, 2) ? Step::fold_out : Step::done;
         }
         continue;
       case Step::fold_out:

@@ -73,11 +73,9 @@ bool ReduceScatterGatherSchedule::Progress() {
       case Step::gather:
         if (collects_ && !rounds_.empty()) {
           PostGatherToRoot();
-        } else if (collects_ && rank_ != args_.root) {  // the root folded in: hand it the result
-          PostSend(Data(), Bytes(count), args_.root, 3);
-          step_ = Step::fold_out;
-        } else {
-          step_ = Step::done;
+        } else {  // the root folded in: hand it the result
+          const bool hand = collects_ && rank_ != args_.root;
+          step_ = HandOver(hand, Data(), Bytes(count), args_.root, 3) ? Step::fold_out : Step::done;
         }
         continue;
       case Step::fold_out:

@@ -8,8 +8,10 @@
 #include <memory>
 #include <vector>
 
+#include "platform/node_layout.hpp"
+#include "platform/tags.hpp"
 #include "tributary/config.hpp"
-#include "tributary/detail/payload.hpp"
+#include "tributary/detail/core/payload.hpp"
 #include "tributary/schedule_kind.hpp"
 
 #if TRIBUTARY_HAVE_MPI
@@ -20,7 +22,7 @@ namespace tributary {
 namespace detail {
 
 /// Told of a schedule's rounds (ScheduleArgs::rounds): the messages it posts and when all
-/// it posted has completed. The timeline implements it (src/trace.hpp); schedules only call.
+/// it posted has completed. The timeline implements it (src/core/trace.hpp); schedules only call.
 class RoundObserver {
  public:
   /// A message of `bytes` bytes posted to (send) or from (receive) rank `peer`.
@@ -34,37 +36,6 @@ class RoundObserver {
   RoundObserver& operator=(const RoundObserver&) = default;
   ~RoundObserver() = default;
 };
-
-#if TRIBUTARY_HAVE_MPI
-/// How the ranks of a communicator group into nodes, for the two-level form. Owned by the
-/// Context (built once, collectively).
-struct NodeLayout {
-  MPI_Comm node = MPI_COMM_NULL;     ///< The ranks of this rank's node, in rank order.
-  MPI_Comm leaders = MPI_COMM_NULL;  ///< One rank per node (its lowest); null elsewhere.
-  /// The node's ranks with the leader first and the others in the order of the hardware
-  /// they are bound to (hwloc), for commutative combines; null where that is rank order,
-  /// unknown, or ContextOptions::hardware_node_order is off.
-  MPI_Comm by_hardware = MPI_COMM_NULL;
-  int count = 1;           ///< Number of nodes.
-  int largest = 1;         ///< Ranks on the largest node.
-  int size = 1;            ///< Ranks of the communicator.
-  bool contiguous = true;  ///< Every node is a contiguous range of ranks, in node order.
-  /// Blocked layouts (node i holds ranks i * stride .. i * stride + stride - 1; the last may
-  /// hold fewer) need no table: stride > 0. Otherwise stride is 0 and the tables hold, per
-  /// rank of the communicator, its node and its rank within its node.
-  int stride = 0;
-  std::vector<int> node_of;
-  std::vector<int> local_of;
-  /// The node of rank `r` of the communicator.
-  int NodeOf(int r) const noexcept {
-    return stride > 0 ? r / stride : node_of[static_cast<std::size_t>(r)];
-  }
-  /// The rank of `r` within its node.
-  int LocalOf(int r) const noexcept {
-    return stride > 0 ? r % stride : local_of[static_cast<std::size_t>(r)];
-  }
-};
-#endif
 
 /// Where a schedule runs and on which buffers.
 struct ScheduleArgs {
@@ -95,11 +66,6 @@ struct ScheduleArgs {
   /// Who is told of the rounds (the timeline, ContextOptions::trace); null when off.
   RoundObserver* rounds = nullptr;
 };
-
-/// Number of consecutive tags a schedule may use, starting at ScheduleArgs::tag.
-/// Offsets 0-3 carry the schedules' own messages, 4 the node-aware hand-over (on the node
-/// communicator), 5-7 the pre-round that checks lengths and agrees on exact-sum windows.
-inline constexpr int kTagsPerSchedule = 8;
 
 /// The network phase of one generation of one reduction.
 class Schedule {

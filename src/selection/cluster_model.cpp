@@ -4,7 +4,7 @@
 // first, the node link's bytes and messages that the node's other ranks put through it at
 // the same time, the combine and one poll. Ranks fill nodes in order, so a round at
 // distance d < ranks_per_node stays in the node.
-#include "cluster_model.hpp"
+#include "selection/cluster_model.hpp"
 
 #include <algorithm>
 #include <cmath>

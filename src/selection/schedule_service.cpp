@@ -1,11 +1,11 @@
-#include "schedule_service.hpp"
+#include "selection/schedule_service.hpp"
 
 #include <cstdio>
 #include <cstring>
 #include <optional>
 
-#include "tags.hpp"
-#include "tributary/context.hpp"
+#include "platform/tags.hpp"
+#include "tributary/context_options.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {

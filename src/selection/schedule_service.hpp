@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <string>
 
-#include "network.hpp"
-#include "schedule_run.hpp"
-#include "tributary/context.hpp"
+#include "core/schedule_run.hpp"
+#include "platform/network.hpp"
+#include "tributary/context_options.hpp"
 #include "tributary/schedule_kind.hpp"
 #include "tributary/selection.hpp"
 

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "cluster_model.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary {
@@ -480,17 +479,6 @@ std::string SelectionTree::ToJson(int indent) const {
     tree = Json::array({Json{{"msg_size", "any"}, {"then", tree}}});
   doc["tree"] = tree;
   return doc.dump(indent);
-}
-
-}  // namespace tributary
-
-namespace tributary {
-
-// The built-in trees: src/trees/single_machine.json within one node (DefaultJson), the
-// cost model's tree over simulation/cluster-selection.json across nodes; both compiled in
-// by CMake.
-const std::string& SelectionTree::BuiltinJson(const SelectionFacts& facts) {
-  return facts.node_count > 1 ? detail::ClusterTree(facts) : DefaultJson();
 }
 
 }  // namespace tributary

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster_model.hpp"
+#include "selection/cluster_model.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {

@@ -32,7 +32,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr long kObjectLane = 1000000;  // src/trace.cpp: lanes from here on are objects
+constexpr long kObjectLane = 1000000;  // src/core/trace.cpp: lanes from here on are objects
 
 // nlohmann::json members, whose destructor does not throw, make the analysis assume that
 // the implicit members may.

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <string>
 
-#include "context_impl.hpp"  // the Context's own communicators
+#include "context/context_impl.hpp"  // the Context's own communicators
 #include "mpi_test.hpp"
 #include "tributary/tributary.hpp"
 

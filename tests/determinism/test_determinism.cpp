@@ -23,8 +23,8 @@
 #include "mpi_test.hpp"
 #include "reduction_test.hpp"
 #include "test_types.hpp"
-#include "tributary/detail/exact_kernels.hpp"
-#include "tributary/detail/exact_window.hpp"
+#include "tributary/detail/exact/exact_kernels.hpp"
+#include "tributary/detail/exact/exact_window.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {

@@ -4,6 +4,11 @@
 // source at the last) while the engine's calls route the records one digit at a time.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/blocks/block_all_to_all.hpp> is internal to Tributary: include <tributary/blocks.hpp> instead"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -11,7 +16,7 @@
 
 #include "tributary/block_grid.hpp"
 #include "tributary/block_partners.hpp"
-#include "tributary/detail/block_engine.hpp"
+#include "tributary/detail/blocks/block_engine.hpp"
 
 namespace tributary::detail {
 
@@ -46,8 +51,5 @@ struct RecordFrame {
   std::size_t length_at = 0;  // where the current record's length is
   std::size_t end = 0;        // the bundle's size after the current record; 0: none yet
 };
-
-/// Appends `bytes` bytes to the frame's message.
-void WriteRecord(RecordFrame& frame, const char* data, std::size_t bytes);
 
 }  // namespace tributary::detail

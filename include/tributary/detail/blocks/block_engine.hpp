@@ -2,8 +2,13 @@
 // calls of this rank's blocks as non-blocking tasks over any BlockPartners, carries their
 // messages (in memory on the rank, by MPI between ranks) and checks the links once. The
 // all-to-all is an adapter over it (detail/block_all_to_all.hpp). Compiled once, in
-// src/block_engine.cpp.
+// src/blocks/block_engine.cpp.
 #pragma once
+
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/blocks/block_engine.hpp> is internal to Tributary: include <tributary/blocks.hpp> instead"
+#endif
 
 #include <cstdint>
 #include <functional>
@@ -13,11 +18,11 @@
 #include <vector>
 
 #include "tributary/block_partners.hpp"
-#include "tributary/block_proxy.hpp"
 #include "tributary/tasks/task_status.hpp"
 
 namespace tributary {
 class Context;
+class BlockProxy;  // what the callbacks are given (tributary/block_proxy.hpp)
 
 namespace detail {
 

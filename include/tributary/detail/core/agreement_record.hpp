@@ -5,6 +5,11 @@
 // of the element type are asked for (DescribeFn) when the ranks disagree, never before.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/agreement_record.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <string>

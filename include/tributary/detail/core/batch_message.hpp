@@ -5,6 +5,11 @@
 // result unpacked into every member's `val`. BatchMemberBase is the member's side of it.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/batch_message.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -13,8 +18,8 @@
 #include <vector>
 
 #include "tributary/context.hpp"
-#include "tributary/detail/exact_encoding.hpp"
-#include "tributary/detail/message_spec.hpp"
+#include "tributary/detail/core/message_spec.hpp"
+#include "tributary/detail/exact/exact_encoding.hpp"
 #include "tributary/determinism.hpp"
 #include "tributary/exact_sum.hpp"
 

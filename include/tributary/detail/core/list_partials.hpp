@@ -6,6 +6,11 @@
 // BatchMember) check what is theirs, forward here and launch.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/list_partials.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -18,10 +23,10 @@
 #include <vector>
 
 #include "tributary/datatype.hpp"
-#include "tributary/detail/device_stage.hpp"
-#include "tributary/detail/op_holder.hpp"
-#include "tributary/detail/reduction_core.hpp"
-#include "tributary/detail/type_name.hpp"
+#include "tributary/detail/core/op_holder.hpp"
+#include "tributary/detail/core/reduction_core.hpp"
+#include "tributary/detail/core/type_name.hpp"
+#include "tributary/detail/device/device_stage.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/exact_sum.hpp"
 

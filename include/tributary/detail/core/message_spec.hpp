@@ -5,9 +5,14 @@
 //    operator that throws on one rank fails the generation on every rank (PackedMessage);
 //  - window: exact sums as records of a window of digits agreed across ranks
 //    (WindowCodec; the exact-sum encoding in exact_encoding.hpp implements it).
-// The typed layer writes the bytes; the library's message unit (src/message.hpp) sends them,
+// The typed layer writes the bytes; the library's message unit (src/core/message.hpp) sends them,
 // runs the agreement and reads the header; the core (ReductionCore) drives it.
 #pragma once
+
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/message_spec.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -15,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "tributary/detail/agreement.hpp"
-#include "tributary/detail/payload.hpp"
+#include "tributary/detail/core/agreement_record.hpp"
+#include "tributary/detail/core/payload.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/schedule_kind.hpp"
 

@@ -3,6 +3,11 @@
 // MPI-library path when the operator and the element are builtin.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/op_holder.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -12,8 +17,8 @@
 
 #include "tributary/config.hpp"
 #include "tributary/datatype.hpp"
-#include "tributary/detail/agreement.hpp"
-#include "tributary/detail/payload.hpp"
+#include "tributary/detail/core/agreement_record.hpp"
+#include "tributary/detail/core/payload.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/ops.hpp"
 

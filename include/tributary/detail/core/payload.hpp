@@ -3,6 +3,11 @@
 // schedule: the schedules never learn what the bytes mean.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/payload.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <cstddef>
 
 #include "tributary/config.hpp"

@@ -2,6 +2,11 @@
 // operation in flight on its Context, so no order of waits across ranks can hang.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/progress.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <string>
 
 namespace tributary {

@@ -4,6 +4,11 @@
 // and tell the core where the bytes are and how they combine.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/reduction_core.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -15,9 +20,9 @@
 #include <vector>
 
 #include "tributary/config.hpp"
-#include "tributary/detail/agreement.hpp"
-#include "tributary/detail/message_spec.hpp"
-#include "tributary/detail/payload.hpp"
+#include "tributary/detail/core/agreement_record.hpp"
+#include "tributary/detail/core/message_spec.hpp"
+#include "tributary/detail/core/payload.hpp"
 #include "tributary/phase.hpp"
 #include "tributary/schedule_kind.hpp"
 #include "tributary/tasks/task_status.hpp"
@@ -27,11 +32,11 @@ class Context;
 
 namespace detail {
 
-class Tracer;         // the timeline (ContextOptions::trace; src/trace.hpp)
-class ReductionHost;  // what the core needs of its Context (src/reduction_host.hpp)
-struct MpiAccess;     // the thread rule and the MPI lock (src/mpi_access.hpp)
-class Message;        // the message unit: encodings, agreement, retry (src/message.hpp)
-class ScheduleRun;    // the object's running schedule (src/schedule_service.hpp)
+class Tracer;         // the timeline (ContextOptions::trace; src/core/trace.hpp)
+class ReductionHost;  // what the core needs of its Context (src/core/reduction_host.hpp)
+struct MpiAccess;     // the thread rule and the MPI lock (src/platform/mpi_access.hpp)
+class Message;        // the message unit: encodings, agreement, retry (src/core/message.hpp)
+class ScheduleRun;    // the object's running schedule (src/selection/schedule_service.hpp)
 
 /// The lock of one reduction object. Every poll takes it (a try_lock, so that one thread
 /// advances the object at a time); with std::mutex the unlock, an atomic read-modify-write,

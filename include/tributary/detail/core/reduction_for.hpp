@@ -3,10 +3,15 @@
 // of the Kokkos layer that tributary/kokkos.hpp brings in).
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/reduction_for.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <type_traits>
 
 #include "tributary/config.hpp"
-#include "tributary/detail/typed_reduction.hpp"
+#include "tributary/detail/core/typed_reduction.hpp"
 
 namespace tributary::detail {
 

@@ -1,13 +1,18 @@
 // Short names of value types for messages ("double", "std::vector<int32>", "T").
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/type_name.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <array>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "tributary/config.hpp"
-#include "tributary/detail/kokkos_hooks.hpp"
+#include "tributary/detail/device/kokkos_hooks.hpp"
 
 namespace tributary::detail {
 

@@ -4,6 +4,11 @@
 // unpacked into `val` once the network phase completes.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/typed_message.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -11,9 +16,9 @@
 #include <type_traits>
 
 #include "tributary/datatype.hpp"
-#include "tributary/detail/exact_encoding.hpp"
-#include "tributary/detail/message_spec.hpp"
-#include "tributary/detail/op_holder.hpp"
+#include "tributary/detail/core/message_spec.hpp"
+#include "tributary/detail/core/op_holder.hpp"
+#include "tributary/detail/exact/exact_encoding.hpp"
 
 namespace tributary::detail {
 

@@ -5,6 +5,11 @@
 // operator, exact window).
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/core/typed_reduction.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -17,15 +22,15 @@
 
 #include "tributary/context.hpp"
 #include "tributary/datatype.hpp"
-#include "tributary/detail/device_stage.hpp"
-#include "tributary/detail/exact_kernels.hpp"
-#include "tributary/detail/exact_policy.hpp"
-#include "tributary/detail/kokkos_hooks.hpp"
-#include "tributary/detail/list_partials.hpp"
-#include "tributary/detail/op_holder.hpp"
-#include "tributary/detail/reduction_core.hpp"
-#include "tributary/detail/type_name.hpp"
-#include "tributary/detail/typed_message.hpp"
+#include "tributary/detail/core/list_partials.hpp"
+#include "tributary/detail/core/op_holder.hpp"
+#include "tributary/detail/core/reduction_core.hpp"
+#include "tributary/detail/core/type_name.hpp"
+#include "tributary/detail/core/typed_message.hpp"
+#include "tributary/detail/device/device_stage.hpp"
+#include "tributary/detail/device/kokkos_hooks.hpp"
+#include "tributary/detail/exact/exact_kernels.hpp"
+#include "tributary/detail/exact/exact_policy.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/exact_sum.hpp"
 #include "tributary/ops.hpp"

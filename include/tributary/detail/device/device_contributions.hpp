@@ -4,6 +4,11 @@
 // tributary/kokkos.hpp, which a program includes to contribute Views or kernels.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/device/device_contributions.hpp> is internal to Tributary: include <tributary/kokkos.hpp> instead"
+#endif
+
 #include "tributary/config.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS
@@ -15,11 +20,11 @@
 #include <type_traits>
 
 #include "tributary/batch.hpp"
-#include "tributary/detail/device_partials.hpp"
-#include "tributary/detail/device_policy_kernels.hpp"
-#include "tributary/detail/kokkos_hooks.hpp"
-#include "tributary/detail/list_partials_device.hpp"
-#include "tributary/detail/typed_reduction.hpp"
+#include "tributary/detail/core/typed_reduction.hpp"
+#include "tributary/detail/device/device_partials.hpp"
+#include "tributary/detail/device/device_policy_kernels.hpp"
+#include "tributary/detail/device/kokkos_hooks.hpp"
+#include "tributary/detail/device/list_partials_device.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {

@@ -4,6 +4,11 @@
 // host memory the one staging copy goes to. Part of the Kokkos layer.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/device/device_events.hpp> is internal to Tributary: include <tributary/kokkos.hpp> instead"
+#endif
+
 #include "tributary/config.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS
@@ -11,7 +16,7 @@
 #include <Kokkos_Core.hpp>
 #include <type_traits>
 
-#include "tributary/detail/stream_event.hpp"
+#include "tributary/detail/device/stream_event.hpp"
 
 namespace tributary::detail {
 

@@ -7,6 +7,11 @@
 // only.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/device/device_partials.hpp> is internal to Tributary: include <tributary/kokkos.hpp> instead"
+#endif
+
 #include "tributary/config.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS
@@ -21,9 +26,9 @@
 #include <utility>
 #include <vector>
 
-#include "tributary/detail/device_events.hpp"
-#include "tributary/detail/device_kernels.hpp"
-#include "tributary/detail/device_stage.hpp"
+#include "tributary/detail/device/device_events.hpp"
+#include "tributary/detail/device/device_kernels.hpp"
+#include "tributary/detail/device/device_stage.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/exact_sum.hpp"
 

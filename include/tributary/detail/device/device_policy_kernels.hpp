@@ -6,6 +6,11 @@
 // Part of the Kokkos layer: included through tributary/kokkos.hpp only.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/device/device_policy_kernels.hpp> is internal to Tributary: include <tributary/kokkos.hpp> instead"
+#endif
+
 #include "tributary/config.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS

@@ -4,6 +4,11 @@
 // tributary/kokkos.hpp compiles no Kokkos header beyond Kokkos_Macros.hpp.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/device/device_stage.hpp> is internal to Tributary: include <tributary/kokkos.hpp> instead"
+#endif
+
 #include "tributary/config.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS

@@ -4,6 +4,11 @@
 // without it stops at a static_assert that names the header rather than at the linker.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/device/kokkos_hooks.hpp> is internal to Tributary: include <tributary/kokkos.hpp> instead"
+#endif
+
 #include <type_traits>
 #include <utility>
 

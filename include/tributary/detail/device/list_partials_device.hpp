@@ -3,6 +3,11 @@
 // Part of the Kokkos layer: included through tributary/kokkos.hpp only.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/device/list_partials_device.hpp> is internal to Tributary: include <tributary/kokkos.hpp> instead"
+#endif
+
 #include "tributary/config.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS
@@ -15,9 +20,9 @@
 #include <string>
 #include <type_traits>
 
-#include "tributary/detail/device_partials.hpp"
-#include "tributary/detail/device_policy_kernels.hpp"
-#include "tributary/detail/list_partials.hpp"
+#include "tributary/detail/core/list_partials.hpp"
+#include "tributary/detail/device/device_partials.hpp"
+#include "tributary/detail/device/device_policy_kernels.hpp"
 
 namespace tributary::detail {
 

@@ -4,6 +4,11 @@
 // Kokkos layer: included through tributary/kokkos.hpp only.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/device/staged_view.hpp> is internal to Tributary: include <tributary/kokkos.hpp> instead"
+#endif
+
 #include "tributary/config.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS
@@ -15,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "tributary/detail/device_contributions.hpp"
-#include "tributary/detail/reduction_for.hpp"
-#include "tributary/detail/typed_reduction.hpp"
-#include "tributary/detail/view_values.hpp"
+#include "tributary/detail/core/reduction_for.hpp"
+#include "tributary/detail/core/typed_reduction.hpp"
+#include "tributary/detail/device/device_contributions.hpp"
+#include "tributary/detail/device/view_values.hpp"
 
 namespace tributary::detail {
 

@@ -4,6 +4,11 @@
 // through tributary/kokkos.hpp.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/device/view_values.hpp> is internal to Tributary: include <tributary/kokkos.hpp> instead"
+#endif
+
 #include "tributary/config.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS

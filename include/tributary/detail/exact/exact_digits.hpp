@@ -7,6 +7,11 @@
 // free of Kokkos headers beyond Kokkos_Macros.hpp and of MPI.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/exact/exact_digits.hpp> is internal to Tributary: include <tributary/exact_sum.hpp> instead"
+#endif
+
 #include <cstdint>
 #include <cstring>
 

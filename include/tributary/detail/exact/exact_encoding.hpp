@@ -4,6 +4,11 @@
 // order gives the same sum; each element is rounded once at the end.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/exact/exact_encoding.hpp> is internal to Tributary: include <tributary/exact_sum.hpp> instead"
+#endif
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -11,9 +16,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "tributary/detail/exact_kernels.hpp"
-#include "tributary/detail/exact_window.hpp"
-#include "tributary/detail/message_spec.hpp"
+#include "tributary/detail/core/message_spec.hpp"
+#include "tributary/detail/exact/exact_kernels.hpp"
+#include "tributary/detail/exact/exact_window.hpp"
 #include "tributary/exact_sum.hpp"
 
 namespace tributary::detail {

@@ -5,6 +5,11 @@
 // same records and the same roundings.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/exact/exact_kernels.hpp> is internal to Tributary: include <tributary/exact_sum.hpp> instead"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 

@@ -3,6 +3,11 @@
 // not depend on the order), or refuse. Shared by reductions and batch members.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/exact/exact_policy.hpp> is internal to Tributary: include <tributary/exact_sum.hpp> instead"
+#endif
+
 #include <string>
 #include <type_traits>
 

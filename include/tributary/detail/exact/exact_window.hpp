@@ -5,6 +5,11 @@
 // exact_kernels.hpp; the encoding that uses both is exact_encoding.hpp.
 #pragma once
 
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/exact/exact_window.hpp> is internal to Tributary: include <tributary/exact_sum.hpp> instead"
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>

@@ -1,9 +1,14 @@
 // The engine behind KeyedReduction<T>, without the value type. The keyed protocol
 // (declarations and their checks, counting at the head, forwarding by the other reducers,
 // failure notices, the watchdog, the progress-rule poller) is compiled once, in
-// src/keyed.cpp; a value is opaque bytes of the reduction's size and alignment, combined
+// src/keyed/keyed.cpp; a value is opaque bytes of the reduction's size and alignment, combined
 // through the key's operator. tributary/keyed.hpp is the typed layer over it.
 #pragma once
+
+#if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)
+#error \
+    "<tributary/detail/keyed/keyed_engine.hpp> is internal to Tributary: include <tributary/keyed.hpp> instead"
+#endif
 
 #include <cstddef>
 #include <cstdint>
