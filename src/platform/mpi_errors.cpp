@@ -1,3 +1,4 @@
+// CheckMpi: an MPI error code as an exception that names the call.
 #include "tributary/errors.hpp"
 
 #include "tributary/config.hpp"
