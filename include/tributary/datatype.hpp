@@ -3,14 +3,24 @@
 // an unsupported T does not compile. MpiType<E> names the MPI datatype of one element.
 #pragma once
 
+// Marks the internal headers below as included through a public one (detail/*: they refuse
+// direct inclusion).
+#ifndef TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE
+#define TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_DATATYPE
+#endif
+
 #include <array>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tributary/config.hpp"
+#include "tributary/detail/device/kokkos_hooks.hpp"
 
 #if TRIBUTARY_HAVE_MPI
 #include <mpi.h>
@@ -34,6 +44,44 @@ template <class T>
 struct IsStdArrayOfBuiltin : std::false_type {};
 template <class E, std::size_t N>
 struct IsStdArrayOfBuiltin<std::array<E, N>> : std::bool_constant<kBuiltinElement<E>> {};
+
+// The standard types that have their own traits below (or are not values: text).
+template <class T>
+struct IsStandardSequence : std::false_type {};
+template <class E, std::size_t N>
+struct IsStandardSequence<std::array<E, N>> : std::true_type {};
+template <class E, class A>
+struct IsStandardSequence<std::vector<E, A>> : std::true_type {};
+template <class C, class Tr, class A>
+struct IsStandardSequence<std::basic_string<C, Tr, A>> : std::true_type {};
+
+/// The element of a class with `data()` (a pointer to its elements) and `size()`, or void.
+template <class T, class = void>
+struct ContainerElement {
+  using type = void;
+};
+template <class T>
+struct ContainerElement<T, std::void_t<decltype(std::declval<T&>().data()),
+                                       decltype(std::declval<const T&>().size())>> {
+  using Pointer = decltype(std::declval<T&>().data());
+  using type = std::conditional_t<std::is_pointer_v<Pointer>, std::remove_pointer_t<Pointer>, void>;
+};
+
+/// A user's contiguous container, as Parthenon's `contiguous_container` concept has it: a
+/// class with `data()` and `size()` whose elements are trivially copyable (and not bool),
+/// other than the standard types and Kokkos Views, which have traits of their own. Its
+/// copy constructor may be the user's own (Parthenon's summable arrays write one).
+template <class T, class E = typename ContainerElement<T>::type>
+constexpr bool kContiguousContainer =
+    std::is_class_v<T> && !std::is_void_v<E> && !std::is_const_v<E> && kBitwise<E> &&
+    !std::is_same_v<E, bool> && !IsStandardSequence<T>::value && !LooksLikeView<T>::value;
+
+/// Whether a container can change its element count (a `resize(n)` member).
+template <class T, class = void>
+struct HasResize : std::false_type {};
+template <class T>
+struct HasResize<T, std::void_t<decltype(std::declval<T&>().resize(std::size_t{}))>>
+    : std::true_type {};
 }  // namespace detail
 
 /// The layout of a value of type T, specialisable for user containers. Members:
@@ -49,8 +97,9 @@ struct ValueTraits {
 /// needs a user operator; builtin arithmetic operators do not apply to it).
 template <class T>
 struct ValueTraits<
-    T, std::enable_if_t<detail::kBitwise<T> && !std::is_array_v<T> && !std::is_pointer_v<T> &&
-                        !detail::IsStdArrayOfBuiltin<T>::value>> {
+    T,
+    std::enable_if_t<detail::kBitwise<T> && !std::is_array_v<T> && !std::is_pointer_v<T> &&
+                     !detail::IsStdArrayOfBuiltin<T>::value && !detail::kContiguousContainer<T>>> {
   static constexpr bool supported = true;
   static constexpr bool dynamic = false;
   using element = T;
@@ -92,6 +141,31 @@ struct ValueTraits<std::vector<E>,
   static const E* Data(const std::vector<E>& v) noexcept { return v.data(); }
   static std::size_t Size(const std::vector<E>& v) noexcept { return v.size(); }
   static void Resize(std::vector<E>& v, std::size_t n) { v.resize(n); }
+};
+
+/// A user's contiguous container (`data()`, `size()`, trivially copyable elements; e.g. a
+/// struct holding `E data_[N]` on the pattern of Parthenon's summable arrays, whose copy
+/// constructor is user-written): reduced elementwise in place, each element in the
+/// determinism mode of the object. With `resize(n)` its length may change as a
+/// std::vector's does; without, every object of the type must hold the same number of
+/// elements (a different one is a UsageError at the start).
+template <class T>
+struct ValueTraits<T, std::enable_if_t<detail::kContiguousContainer<T>>> {
+  static constexpr bool supported = true;
+  static constexpr bool dynamic = detail::HasResize<T>::value;
+  using element = typename detail::ContainerElement<T>::type;
+  static element* Data(T& v) noexcept(noexcept(v.data())) { return v.data(); }
+  // A container may declare data() for non-const objects only.
+  static const element* Data(const T& v) noexcept(noexcept(const_cast<T&>(v).data())) {
+    return const_cast<T&>(v).data();
+  }
+  static std::size_t Size(const T& v) noexcept(noexcept(v.size())) {
+    return static_cast<std::size_t>(v.size());
+  }
+  template <class U = T, std::enable_if_t<detail::HasResize<U>::value, int> = 0>
+  static void Resize(U& v, std::size_t n) {
+    v.resize(n);
+  }
 };
 
 /// True when T can be reduced by Tributary.
@@ -168,3 +242,8 @@ struct MpiType {
 #endif
 
 }  // namespace tributary
+
+#ifdef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_DATATYPE
+#undef TRIBUTARY_PUBLIC_INCLUDE
+#undef TRIBUTARY_PUBLIC_INCLUDE_NOT_DEFINED_DATATYPE
+#endif

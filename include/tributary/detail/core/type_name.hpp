@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tributary/config.hpp"
+#include "tributary/datatype.hpp"
 #include "tributary/detail/device/kokkos_hooks.hpp"
 
 namespace tributary::detail {
@@ -31,6 +32,8 @@ struct TypeName {
       return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(8 * sizeof(T));
     else if constexpr (LooksLikeView<T>::value)
       return "Kokkos::View";
+    else if constexpr (kContiguousContainer<T>)
+      return "container<" + TypeName<typename ContainerElement<T>::type>::Get() + ">";
     else
       return "T";
   }

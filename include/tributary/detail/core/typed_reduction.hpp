@@ -42,7 +42,8 @@ class TypedReduction : private ReductionClient {
   static_assert(kIsReducible<T>,
                 "tributary: unsupported value type; supported are arithmetic types, "
                 "std::complex, std::array, C arrays, std::vector, Kokkos::View<E*> (with "
-                "tributary/kokkos.hpp), "
+                "tributary/kokkos.hpp), contiguous containers (data() and size() over "
+                "trivially copyable elements), "
                 "std::tuple/std::pair of such values and trivially copyable structs (with a "
                 "user operator), or a type with a ValueTraits specialisation");
   using Traits = ValueTraits<T>;
@@ -236,6 +237,7 @@ class TypedReduction : private ReductionClient {
   /// Arms a generation expecting `expected` contributions combined with `op`.
   template <class Op>
   void Arm(int expected, const Op& op, Collective collective, int root) {
+    CheckContainerLength();
     ValidateRoot(root);
     core_->Arm(expected);
     SetGenerationOperator(op);
@@ -308,6 +310,7 @@ class TypedReduction : private ReductionClient {
   // A hand-wired generation: one contribution, this rank's, arrived at once.
   template <class Op>
   void ArmHandWired(const Op& op, Collective collective, int root) {
+    CheckContainerLength();
     ValidateRoot(root);
     core_->Arm(1);
     partials_.ArmHandWired();
@@ -315,6 +318,34 @@ class TypedReduction : private ReductionClient {
     collective_ = collective;
     root_ = root;
     core_->Arrive(0);
+  }
+
+  // A container without resize(n) (kFixedContainer) has no length of its own to agree on:
+  // every object must hold as many elements as a default-constructed one (work_, the same
+  // on every rank), or `val` could not receive the result.
+  static constexpr bool kFixedContainer = kContiguousContainer<T> && !Traits::dynamic;
+  void CheckContainerLength() const {
+    if constexpr (kFixedContainer) {
+      if (Traits::Size(val) != Traits::Size(work_))
+        throw UsageError(core_->Where() + ": val holds " + std::to_string(Traits::Size(val)) +
+                         " elements, a default-constructed value " +
+                         std::to_string(Traits::Size(work_)) +
+                         "; a container without resize(n) must hold the same number in every "
+                         "object");
+    }
+  }
+  void CheckPartialLength(std::size_t len) {
+    if constexpr (kFixedContainer) {
+      if (len != Traits::Size(val)) {
+        const std::string msg = core_->Where() + ": lists contributed values of " +
+                                std::to_string(len) + " elements to a value of " +
+                                std::to_string(Traits::Size(val));
+        core_->FailLocally(msg);
+        throw UsageError(msg);
+      }
+    } else {
+      (void)len;
+    }
   }
 
   void ValidateRoot(int root) const {
@@ -362,6 +393,7 @@ class TypedReduction : private ReductionClient {
     if constexpr (kExactCapable) {
       const int n = core_->Expected();
       const std::size_t len = partials_.CommonLength(n, Traits::Size(val));
+      CheckPartialLength(len);
       ExactTerms<E>& terms = message_.BeginExact(len);
       for (int i = 0; i < n; ++i) {  // one term per list
         const bool exact = partials_.IsExact(i);
@@ -414,6 +446,7 @@ class TypedReduction : private ReductionClient {
       }
     } else {
       const std::size_t len = partials_.CommonLength(n, 0);
+      CheckPartialLength(len);
       T& combined = partials_.ValueOf(n - 1);
       try {  // the left fold in list order, into the last list's slot
         partials_.FoldHost(n, *op_, len);
