@@ -53,6 +53,9 @@ class BatchMember final : public detail::BatchMemberBase {
   /// rank_count_independent, Sum over a scalar float or double: the list's partial as an
   /// exact sum of its data (see AllReduce::Contribute).
   TaskStatus Contribute(int list_index, const ExactSum& partial);
+  /// The same for a member of K float or double elements: one exact sum per element.
+  template <std::size_t K>
+  TaskStatus Contribute(int list_index, const ExactSums<K>& partials);
   /// Polls the whole batch.
   TaskStatus CheckReduce();
 #if TRIBUTARY_HAVE_KOKKOS
@@ -79,8 +82,8 @@ class BatchMember final : public detail::BatchMemberBase {
     return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
   }
   /// The reduction with `op` of a kernel over a RangePolicy, an MDRangePolicy (rank 2 to 6)
-  /// or a TeamPolicy, on the policy's instance (members of one element; the functor's forms
-  /// and exact sums as AllReduce::ContributeKernel).
+  /// or a TeamPolicy, on the policy's instance (the functor's forms, members of K elements
+  /// from one pass and exact sums as AllReduce::ContributeKernel).
   template <class Policy, class F, class Op>
   TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
     TRIBUTARY_REQUIRE_KOKKOS_LAYER(policy);
@@ -250,6 +253,26 @@ class Batch : private detail::ReductionClient {
     return TaskStatus::complete;
   }
 
+#if TRIBUTARY_HAVE_KOKKOS
+  /// One kernel feeding several members: list `list_index`'s partials of `members` (of
+  /// this batch, each declared with `op`, of one element type E) from one pass of `f` over
+  /// `policy` on the policy's instance, without a host fence. The functor gives or
+  /// accumulates K values, K the members' elements together, in the members' order (for
+  /// members `ts` and `tt` of one element: `acc[0]` is ts's, `acc[1]` tt's): it accumulates
+  /// into `E (&acc)[K]`, into `std::array<E, K>&` or, with `Acc` given, into `Acc&` (a
+  /// contiguous container of K elements E), or gives them (std::array<E, K>, Acc); with
+  /// exact sums (members of rank_count_independent Sum over float or double: all or none)
+  /// into `tributary::ExactSums<K>&`. The members take the values as their own
+  /// ContributeKernel would; each still needs its contribution from every list.
+  template <class Acc = void, class Policy, class F, class Op, class... T>
+  TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op,
+                              BatchMember<T>&... members) {
+    TRIBUTARY_REQUIRE_KOKKOS_LAYER(policy);
+    ContributeSharedKernel<Acc>(list_index, policy, f, op, members...);
+    return TaskStatus::complete;
+  }
+#endif
+
   /// Complete once every member's `val` holds its result.
   TaskStatus CheckReduce() { return core_->Check(); }
   /// CheckReduce for generation `generation` (see AllReduce::CheckGeneration).
@@ -267,6 +290,13 @@ class Batch : private detail::ReductionClient {
   template <class T>
   friend class BatchMember;
 
+#if TRIBUTARY_HAVE_KOKKOS
+  // Defined by the Kokkos layer (detail/device/batch_kernels.hpp).
+  template <class Acc, class Policy, class F, class Op, class... T>
+  void ContributeSharedKernel(int list, const Policy& policy, const F& f, const Op& op,
+                              BatchMember<T>&... members);
+#endif
+
   void RequireMembers() const {
     if (members_.empty()) throw UsageError(core_->Name() + ": started with no members");
   }
@@ -278,12 +308,17 @@ class Batch : private detail::ReductionClient {
   }
 
   template <class T>
-  TaskStatus ContributeExact(BatchMember<T>& m, int list, const ExactSum& partial) {
+  TaskStatus ContributeExact(BatchMember<T>& m, int list, const ExactSum* partials,
+                             std::size_t count) {
     if (!m.exact_)
       throw UsageError(core_->Where() + ": member '" + m.label +
                        "': an ExactSum partial needs "
-                       "Determinism::rank_count_independent and Sum over a scalar float or double");
-    if (m.partials_.ContributeExact(list, &partial, 1)) LastArrived();
+                       "Determinism::rank_count_independent and Sum over float or double");
+    if (count != m.Elements())
+      throw UsageError(core_->Where() + ": member '" + m.label + "': list " + std::to_string(list) +
+                       " gave " + std::to_string(count) + " exact sum(s) for a member of " +
+                       std::to_string(m.Elements()));
+    if (m.partials_.ContributeExact(list, partials, count)) LastArrived();
     return TaskStatus::complete;
   }
 
@@ -360,7 +395,19 @@ TaskStatus BatchMember<T>::Contribute(int list_index, const ExactSum& partial) {
     throw UsageError("member '" + label +
                      "': an ExactSum partial needs a scalar float or double member");
   } else {
-    return batch_->ContributeExact(*this, list_index, partial);
+    return batch_->ContributeExact(*this, list_index, &partial, 1);
+  }
+}
+
+template <class T>
+template <std::size_t K>
+TaskStatus BatchMember<T>::Contribute(int list_index, const ExactSums<K>& partials) {
+  if constexpr (!kExactCapable) {
+    (void)list_index;
+    (void)partials;
+    throw UsageError("member '" + label + "': ExactSums partials need float or double elements");
+  } else {
+    return batch_->ContributeExact(*this, list_index, partials.data(), K);
   }
 }
 

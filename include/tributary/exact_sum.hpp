@@ -72,6 +72,33 @@ class ExactSum {
   std::int64_t pending_ = 0;      // additions since the last Normalize
 };
 
+/// K exact sums side by side: what a kernel that sums K values in one pass accumulates into
+/// in Determinism::rank_count_independent (`acc[0] += x * y; acc[1] += x * x;`), on the host
+/// and in device kernels, and the value of ExactSumReducer<Space, ExactSums<K>> in a user's
+/// own parallel_reduce. Element c is the exact sum of element c of a value of K elements.
+template <std::size_t K>
+struct ExactSums {
+  static_assert(K > 0, "ExactSums: at least one sum");
+  /// The sums, element by element.
+  ExactSum sums[K];
+
+  /// Sum c.
+  TRIBUTARY_FUNCTION ExactSum& operator[](std::size_t c) noexcept { return sums[c]; }
+  /// Sum c.
+  TRIBUTARY_FUNCTION const ExactSum& operator[](std::size_t c) const noexcept { return sums[c]; }
+  /// The first sum (K of them, contiguous).
+  TRIBUTARY_FUNCTION ExactSum* data() noexcept { return sums; }
+  /// The first sum (K of them, contiguous).
+  TRIBUTARY_FUNCTION const ExactSum* data() const noexcept { return sums; }
+  /// K.
+  TRIBUTARY_FUNCTION static constexpr std::size_t size() noexcept { return K; }
+  /// Merges `other` exactly, element by element.
+  TRIBUTARY_FUNCTION ExactSums& operator+=(const ExactSums& other) noexcept {
+    for (std::size_t c = 0; c < K; ++c) sums[c] += other.sums[c];
+    return *this;
+  }
+};
+
 }  // namespace tributary
 
 // The additions (callable in device kernels): defined with the digit arithmetic.

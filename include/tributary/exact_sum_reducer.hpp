@@ -4,7 +4,9 @@
 // join is an exact merge, so the result does not depend on the backend's order of joins,
 // the launch shape or the thread count: the ExactSum partial it gives feeds
 // Determinism::rank_count_independent (Contribute(list, sum) on the host, or
-// ContributeView(list, exec, view, Sum{}) with the sum left in device memory).
+// ContributeView(list, exec, view, Sum{}) with the sum left in device memory). With
+// ExactSums<K> as its value it sums K values in one pass, each exactly, for a value of K
+// elements (std::array, a C array, a contiguous container).
 //
 //   tributary::ExactSum part;                                  // or a View<ExactSum, Mem>
 //   Kokkos::parallel_reduce(policy, KOKKOS_LAMBDA(int b, int k, int j, int i,
@@ -26,22 +28,33 @@
 
 namespace tributary {
 
-/// A Kokkos reducer summing exactly into an ExactSum: a host scalar (Space = HostSpace,
-/// the default: the reduction then completes before parallel_reduce returns, as with
-/// Kokkos::Sum into a scalar) or a rank-0 View in `Space` (asynchronous on the policy's
-/// instance). The value a functor receives is an ExactSum: add a double with `s += x`
-/// (exact), another accumulator with `s += other`.
-template <class Space = Kokkos::HostSpace>
+/// A Kokkos reducer summing exactly into an ExactSum (Value, the default) or into K sums at
+/// once (Value = ExactSums<K>: a functor that sums K values in one pass, `s[0] += x; s[1] +=
+/// y;`): a host value (Space = HostSpace, the default: the reduction then completes before
+/// parallel_reduce returns, as with Kokkos::Sum into a scalar) or a rank-0 View in `Space`
+/// (asynchronous on the policy's instance). The value a functor receives is the
+/// accumulator: add a double with `s += x` (exact), another accumulator with `s += other`.
+namespace detail {
+/// T itself, in a context where a constructor argument does not deduce it (the deduction
+/// guides below decide the reducer's type).
+template <class T>
+struct NotDeduced {
+  using type = T;
+};
+}  // namespace detail
+
+template <class Space = Kokkos::HostSpace, class Value = ExactSum>
 struct ExactSumReducer {
-  using reducer = ExactSumReducer<Space>;  ///< Kokkos' reducer concept: the reducer itself.
-  using value_type = ExactSum;             ///< The value a functor accumulates into.
+  using reducer = ExactSumReducer<Space, Value>;  ///< Kokkos' reducer concept: the reducer itself.
+  using value_type = Value;                       ///< The value a functor accumulates into.
   using result_view_type = Kokkos::View<value_type, Space>;  ///< Where the result goes.
 
-  /// Reduces into a scalar (Space = HostSpace: parallel_reduce waits for the result).
-  KOKKOS_INLINE_FUNCTION ExactSumReducer(value_type& value)
+  /// Reduces into a host value (Space = HostSpace: parallel_reduce waits for the result).
+  KOKKOS_INLINE_FUNCTION ExactSumReducer(typename detail::NotDeduced<Value>::type& value)
       : value_(&value), references_scalar_(true) {}
   /// Reduces into a rank-0 View in `Space` (asynchronous on the policy's instance).
-  KOKKOS_INLINE_FUNCTION ExactSumReducer(const result_view_type& value)
+  KOKKOS_INLINE_FUNCTION ExactSumReducer(
+      const typename detail::NotDeduced<result_view_type>::type& value)
       : value_(value), references_scalar_(false) {}
 
   /// dest += src, exactly.
@@ -59,7 +72,7 @@ struct ExactSumReducer {
   KOKKOS_INLINE_FUNCTION value_type& reference() const { return *value_.data(); }
   /// The result as a View.
   KOKKOS_INLINE_FUNCTION result_view_type view() const { return value_; }
-  /// True when constructed from a scalar.
+  /// True when constructed from a host value.
   KOKKOS_INLINE_FUNCTION bool references_scalar() const { return references_scalar_; }
 
  private:
@@ -67,9 +80,16 @@ struct ExactSumReducer {
   bool references_scalar_;
 };
 
-/// ExactSumReducer(view) takes the View's memory space (ExactSumReducer(sum): HostSpace).
+/// ExactSumReducer(sum) and ExactSumReducer(sums) reduce into host memory.
+ExactSumReducer(ExactSum&)->ExactSumReducer<Kokkos::HostSpace>;
+template <std::size_t K>
+ExactSumReducer(ExactSums<K>&) -> ExactSumReducer<Kokkos::HostSpace, ExactSums<K>>;
+/// ExactSumReducer(view) takes the View's memory space and value.
 template <class... P>
 ExactSumReducer(const Kokkos::View<ExactSum, P...>&)
     -> ExactSumReducer<typename Kokkos::View<ExactSum, P...>::memory_space>;
+template <std::size_t K, class... P>
+ExactSumReducer(const Kokkos::View<ExactSums<K>, P...>&)
+    -> ExactSumReducer<typename Kokkos::View<ExactSums<K>, P...>::memory_space, ExactSums<K>>;
 
 }  // namespace tributary

@@ -22,6 +22,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "tributary/detail/device/batch_kernels.hpp"
 #include "tributary/detail/device/device_contributions.hpp"
 #include "tributary/detail/device/staged_view.hpp"
 #include "tributary/detail/device/view_values.hpp"

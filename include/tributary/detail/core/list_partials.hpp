@@ -193,6 +193,28 @@ class ListPartials {
   template <class Policy, class F, class Op>
   bool ContributeKernel(int list, const Policy& policy, const F& f, const Op& op,
                         const OpHolderBase<E>& holder, bool exact, std::size_t size);
+  /// The same for a value of K elements that the functor gives or accumulates in one pass.
+  template <std::size_t K, class Policy, class F, class Op>
+  bool ContributeKernelValues(int list, const Policy& policy, const F& f, const Op& op,
+                              const OpHolderBase<E>& holder, bool exact, std::size_t size);
+
+  /// A batch kernel that feeds several members from one pass (Batch::ContributeKernel), in
+  /// three steps per member: CheckShared throws what the contribution would be refused
+  /// with and changes nothing (so that no member is claimed when another refuses), then
+  /// BeginShared claims the list's slot of `k` values and returns where they go (E*, or
+  /// ExactSum* when `exact`), growing the stage's scratch to `scratch` elements per list
+  /// where it is non-zero; after the kernel, EndShared records it and queues the fold
+  /// after the last list's (true when the batch's last contribution arrived).
+  template <class Exec, class Op>
+  void CheckShared(int list, std::size_t k, bool exact, const OpHolderBase<E>& holder);
+  template <class Exec, class Op>
+  void* BeginShared(int list, const Exec& exec, std::size_t k, bool exact, const Op& op,
+                    const OpHolderBase<E>& holder, std::size_t scratch);
+  template <class Exec>
+  bool EndShared(int list, const Exec& exec, bool exact);
+  /// The scratch value of list `list` in the stage BeginShared grew (see there).
+  template <class V, class Exec>
+  auto SharedScratch(int list, bool exact) const;
 
   /// The device partials of this generation: the combined values (or merged sums) in host
   /// memory once ready, null before.
@@ -285,6 +307,15 @@ class ListPartials {
   bool ContributeToStage(int list, const Exec& exec, std::size_t k, std::size_t size,
                          std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold,
                          Launch&& launch);
+  template <class S, class Exec>
+  void CheckStage(int list, std::size_t k, std::size_t size,
+                  const std::unique_ptr<DeviceStageBase<S>>& holder);
+  template <class S, class Exec, class Fold>
+  DeviceStage<S, Exec>* BeginStage(int list, const Exec& exec, std::size_t k, std::size_t size,
+                                   std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold,
+                                   std::size_t scratch);
+  template <class S, class Exec>
+  bool EndStage(int list, const Exec& exec, DeviceStage<S, Exec>* stage);
 #endif
 
   ReductionCore* core_ = nullptr;

@@ -127,7 +127,11 @@ class TypedReduction : private ReductionClient {
   /// accumulates it as a Kokkos reduction functor does (`f(i..., E& acc)`,
   /// `f(member, E& acc)`). With exact sums (Determinism::rank_count_independent, Sum over
   /// float or double) the values it gives are added exactly; one that accumulates takes
-  /// `ExactSum& acc`. For values of one element.
+  /// `ExactSum& acc`. A value of K elements (std::array<E, K>, E[K], a contiguous
+  /// container that consists of its K elements) takes all K from one pass: the functor
+  /// accumulates into the value type (`f(i..., T& acc)`, `acc[0] += ...; acc[1] += ...;`)
+  /// or into `E (&acc)[K]`, or gives them (`T f(i...)`, `std::array<E, K> f(i...)`); each
+  /// element is combined with `op`, or summed exactly into `tributary::ExactSums<K>& acc`.
   template <class Policy, class F, class Op>
   TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
     TRIBUTARY_REQUIRE_KOKKOS_LAYER(policy);
@@ -145,6 +149,12 @@ class TypedReduction : private ReductionClient {
   }
   TaskStatus Contribute(int list_index, const std::vector<ExactSum>& partials) {
     return ContributeExact(list_index, partials.data(), partials.size());
+  }
+  /// The same from K sums of one pass (a kernel reduced with ExactSumReducer over
+  /// ExactSums<K>), one per element.
+  template <std::size_t K>
+  TaskStatus Contribute(int list_index, const ExactSums<K>& partials) {
+    return ContributeExact(list_index, partials.data(), K);
   }
 
   /// The determinism mode of the next generations: the Context's unless set here. Throws

@@ -35,6 +35,16 @@ struct IsValueLoc : std::false_type {};
 template <class T>
 struct IsValueLoc<ValueLoc<T>> : std::true_type {};
 
+template <class T>
+struct IsExactSums : std::false_type {};
+template <std::size_t K>
+struct IsExactSums<ExactSums<K>> : std::true_type {};
+/// The sums an item of a View of ExactSums<K> carries (K), 0 for other Views.
+template <class T>
+constexpr std::size_t kSumsPerItem = 0;
+template <std::size_t K>
+constexpr std::size_t kSumsPerItem<ExactSums<K>> = K;
+
 /// How a data element of type V becomes an element E of the reduction: E itself, or for
 /// MinLoc / MaxLoc a ValueLoc<V> carrying the element's global index.
 template <class E, class V>
@@ -47,7 +57,7 @@ constexpr void CheckViewContribution() {
   static_assert(Kokkos::is_execution_space<Exec>::value && Kokkos::is_view<View>::value,
                 "ContributeView: a Kokkos execution space and a Kokkos::View");
   using V = typename View::non_const_value_type;
-  constexpr bool partials = std::is_same_v<V, ExactSum>;
+  constexpr bool partials = std::is_same_v<V, ExactSum> || IsExactSums<V>::value;
   static_assert(partials || (View::rank >= 1 && View::rank <= 3),
                 "ContributeView: a View of rank 1 to 3");
   static_assert(!partials || View::rank <= 1,
@@ -244,6 +254,24 @@ struct ExactColumnsKernel {
     } else {
       for (std::int64_t r = 0; r < static_cast<std::int64_t>(data.extent(0)); ++r)
         ExactAdd(acc, static_cast<double>(data(r, c)));
+    }
+    slot(c) = acc;
+  }
+};
+
+/// K sums per list from a rank 0-1 View of ExactSums<K> (a user's own reductions of K values
+/// in one pass, one or several of them): sum c of the slot is the merge of every item's c.
+template <class View, class Slot>
+struct ExactSumsColumnsKernel {
+  View data;
+  Slot slot;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t c) const {
+    ExactSum acc;
+    if constexpr (View::rank == 0) {
+      acc += data()[static_cast<std::size_t>(c)];
+    } else {
+      for (std::int64_t i = 0; i < static_cast<std::int64_t>(data.extent(0)); ++i)
+        acc += data(i)[static_cast<std::size_t>(c)];
     }
     slot(c) = acc;
   }

@@ -51,6 +51,7 @@ class DeviceStage final : public DeviceStageBase<E> {
   void Prepare(const Exec& exec, int lists, std::size_t k) {
     this->count = k;
     lists_ = lists;
+    retired_.clear();  // the last generation's kernels are done
     const std::size_t need = static_cast<std::size_t>(lists) * k;
     if (slots_.extent(0) < need)
       slots_ = Slots(
@@ -73,6 +74,31 @@ class DeviceStage final : public DeviceStageBase<E> {
   }
   Scalar ScalarOf(int list) const {
     return Scalar(slots_.data() + static_cast<std::size_t>(list) * this->count);
+  }
+  /// Scratch of `elements` per list (a batch kernel's value before its final step hands each
+  /// member its part, detail/batch_kernels.hpp). Grows, never shrinks; a scratch it
+  /// replaces stays alive until the next generation, since this one's kernels may use it.
+  void EnsureScratch(const Exec& exec, std::size_t elements) {
+    if (elements <= scratch_stride_ && scratch_.extent(0) >= lists_ * scratch_stride_) return;
+    if (scratch_.extent(0) != 0) retired_.push_back(scratch_);
+    scratch_stride_ = elements > scratch_stride_ ? elements : scratch_stride_;
+    scratch_ = Slots(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tributary::scratch"),
+                     static_cast<std::size_t>(lists_) * scratch_stride_);
+  }
+  template <class V>
+  Kokkos::View<V, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> ScratchOf(int list) const {
+    static_assert(alignof(V) <= alignof(E), "a value of elements aligned as its elements");
+    return Kokkos::View<V, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+        reinterpret_cast<V*>(scratch_.data() + static_cast<std::size_t>(list) * scratch_stride_));
+  }
+
+  /// List `list`'s slot as one value V laid out as its `count` elements (a kernel's value of
+  /// several elements: Lanes, a std::array, a user's container, ExactSums).
+  template <class V>
+  Kokkos::View<V, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> ValuesOf(int list) const {
+    static_assert(alignof(V) <= alignof(E), "a value of elements aligned as its elements");
+    return Kokkos::View<V, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+        reinterpret_cast<V*>(slots_.data() + static_cast<std::size_t>(list) * this->count));
   }
 
   /// List `list` queued its kernel on `exec`.
@@ -127,6 +153,9 @@ class DeviceStage final : public DeviceStageBase<E> {
   int lists_ = 0;
   Slots slots_;
   Slots combined_;
+  Slots scratch_;  // batch kernels: a value per list, scratch_stride_ elements
+  std::size_t scratch_stride_ = 0;
+  std::vector<Slots> retired_;  // scratch replaced in this generation
   Staging staging_;
   std::vector<Exec> exec_;
   std::vector<DeviceEvent<Exec>> events_;
@@ -193,6 +222,12 @@ std::size_t LastExtent(const View& data) {
 template <class E, class View>
 std::string ViewShapeError(std::size_t size, const View&) {
   using V = typename View::non_const_value_type;
+  if constexpr (IsExactSums<V>::value) {
+    if (V::size() != size)
+      return "ExactSums<" + std::to_string(V::size()) + "> partials for a value of " +
+             std::to_string(size) + " element(s)";
+    return {};
+  }
   if (size == 1) return {};
   if constexpr (std::is_same_v<V, ExactSum>)
     return View::rank == 0 ? "one ExactSum for a value of several elements" : "";
@@ -211,7 +246,11 @@ void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Ex
                           const View& data) {
   using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
   const std::size_t k = stage.count;
-  if constexpr (std::is_same_v<typename View::non_const_value_type, ExactSum>) {
+  if constexpr (IsExactSums<typename View::non_const_value_type>::value) {
+    using Slot = typename DeviceStage<ExactSum, Exec>::Slot;
+    Kokkos::parallel_for("tributary::merge_sums", Range(exec, 0, static_cast<std::int64_t>(k)),
+                         ExactSumsColumnsKernel<View, Slot>{data, stage.SlotOf(list)});
+  } else if constexpr (std::is_same_v<typename View::non_const_value_type, ExactSum>) {
     if (k == 1) {
       Kokkos::parallel_reduce("tributary::exact_partials",
                               Range(exec, 0, static_cast<std::int64_t>(LastExtent(data))),

@@ -16,10 +16,12 @@
 #if TRIBUTARY_HAVE_KOKKOS
 
 #include <Kokkos_Core.hpp>
+#include <array>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
 
+#include "tributary/datatype.hpp"
 #include "tributary/exact_sum.hpp"
 
 // Kokkos before 3.7 calls join with volatile arguments; later versions without.
@@ -133,7 +135,7 @@ struct FunctorForm<F, E, ArgList<A...>> {
   template <class M>                                                                        \
   KOKKOS_INLINE_FUNCTION void ApplyTeam(value_type& u, const M& member) const {             \
     if constexpr (Kernel::kAccumulates) {                                                   \
-      f(member, u);                                                                         \
+      f(member, Acc(u));                                                                    \
     } else {                                                                                \
       const auto part = f(member);                                                          \
       Kokkos::single(Kokkos::PerTeam(member), [&]() { Add(u, part); });                     \
@@ -142,7 +144,7 @@ struct FunctorForm<F, E, ArgList<A...>> {
   template <class... I>                                                                     \
   KOKKOS_INLINE_FUNCTION void Apply(value_type& u, const I... i) const {                    \
     if constexpr (Kernel::kAccumulates)                                                     \
-      f(i..., u);                                                                           \
+      f(i..., Acc(u));                                                                      \
     else                                                                                    \
       Add(u, f(i...));                                                                      \
   }
@@ -164,6 +166,7 @@ struct FunctorKernel {
     op(const_cast<const E&>(dst), later);
     const_cast<E&>(dst) = later;
   }
+  KOKKOS_INLINE_FUNCTION static value_type& Acc(value_type& u) { return u; }
   template <class V>
   KOKKOS_INLINE_FUNCTION void Add(value_type& u, const V& element) const {
     E later = static_cast<E>(element);
@@ -186,6 +189,7 @@ struct ExactFunctorKernel {
                                    const TRIBUTARY_POLICY_JOIN_CV value_type& src) const {
     const_cast<ExactSum&>(dst) += const_cast<const ExactSum&>(src);
   }
+  KOKKOS_INLINE_FUNCTION static value_type& Acc(value_type& u) { return u; }
   template <class V>
   KOKKOS_INLINE_FUNCTION void Add(value_type& u, const V& part) const {
     if constexpr (std::is_same_v<V, ExactSum>)
@@ -196,7 +200,220 @@ struct ExactFunctorKernel {
   TRIBUTARY_POLICY_CALLS(ExactFunctorKernel)
 };
 
+// Values of K elements (std::array<E, K>, E[K], a contiguous container): one kernel over the
+// policy accumulates all K in one pass, into the value type itself (`f(i..., T& acc)`, as a
+// Kokkos::Sum<T> reduction takes it), into a C array (`f(i..., E (&acc)[K])`), or, summing
+// exactly, into tributary::ExactSums<K> (or `ExactSum (&acc)[K]`); or it gives the K values
+// (`T f(i...)`, `std::array<E, K> f(i...)`).
+
+/// K elements side by side: the value a kernel reduces when its functor accumulates into a
+/// C array or gives its values.
+template <class E, std::size_t K>
+struct Lanes {
+  E v[K];
+};
+
+/// The elements of a kernel's value on the device. A std::array is read through its storage
+/// (its members are host functions to nvcc without relaxed constexpr); a contiguous container
+/// through its data(), which its type must make callable in kernels (as Kokkos::Sum over it
+/// needs its operator+= to be).
+template <class E, std::size_t K>
+KOKKOS_INLINE_FUNCTION E* LanesOf(Lanes<E, K>& v) {
+  return v.v;
+}
+template <class E, std::size_t K>
+KOKKOS_INLINE_FUNCTION E* LanesOf(std::array<E, K>& v) {
+  static_assert(sizeof(std::array<E, K>) == K * sizeof(E), "std::array holds its elements only");
+  return reinterpret_cast<E*>(&v);
+}
+template <class C>
+KOKKOS_INLINE_FUNCTION auto LanesOf(C& v) -> decltype(v.data()) {
+  return v.data();
+}
+
+/// The number of elements of a fixed-size value, known at compile time: N for std::array
+/// and C arrays, and for a contiguous container without resize(n) the elements its size
+/// holds (the container must then hold exactly those: checked against size() at run time);
+/// 0 for values without one.
+template <class T, class = void>
+struct FixedCount : std::integral_constant<std::size_t, 0> {};
+template <class E, std::size_t N>
+struct FixedCount<std::array<E, N>> : std::integral_constant<std::size_t, N> {};
+template <class E, std::size_t N>
+struct FixedCount<E[N]> : std::integral_constant<std::size_t, N> {};
+template <class T>
+struct FixedCount<T, std::enable_if_t<kContiguousContainer<T> && !HasResize<T>::value>>
+    : std::integral_constant<std::size_t,
+                             sizeof(T) % sizeof(typename ContainerElement<T>::type) == 0
+                                 ? sizeof(T) / sizeof(typename ContainerElement<T>::type)
+                                 : 0> {};
+
+/// How a functor F called with `Args` gives a list's partial of a value T of K elements E.
+template <class F, class T, class E, std::size_t K, class Args>
+struct MultiForm;
+template <class F, class T, class E, std::size_t K, class... A>
+struct MultiForm<F, T, E, K, ArgList<A...>> {
+  template <class Acc>
+  static constexpr bool kInto = std::is_invocable_v<const F&, const A&..., Acc&> &&
+                                !std::is_invocable_v<const F&, const A&..., Acc&&>;
+  /// f(args..., T& acc) for a class T laid out as its K elements (std::array, a container).
+  static constexpr bool into_value_type = std::is_class_v<T> && kInto<T>;
+  static constexpr bool into_value =
+      into_value_type && sizeof(T) == K * sizeof(E) && alignof(T) == alignof(E);
+  /// f(args..., E (&acc)[K]), or f(args..., std::array<E, K>& acc).
+  static constexpr bool into_array = kInto<E[K]>;
+  static constexpr bool into_std_array = !into_value && !into_array && kInto<std::array<E, K>>;
+  /// f(args..., ExactSums<K>& acc) or f(args..., ExactSum (&acc)[K]).
+  static constexpr bool into_exact = kInto<ExactSums<K>>;
+  static constexpr bool into_exact_array = kInto<ExactSum[K]>;
+  static constexpr bool gives = std::is_invocable_v<const F&, const A&...>;
+  using Given = std::conditional_t<gives, std::invoke_result<const F&, const A&...>,
+                                   std::enable_if<true, void>>;
+  using R = std::decay_t<typename Given::type>;
+  /// f(args...) -> T (a class), std::array<E, K> or any container of K elements E: the K
+  /// values.
+  template <class U>
+  static constexpr bool kKValues = std::is_same_v<U, std::array<E, K>> ||
+                                   (kContiguousContainer<U> &&
+                                    std::is_same_v<typename ContainerElement<U>::type, E> &&
+                                    FixedCount<U>::value == K);
+  static constexpr bool gives_values =
+      gives && ((std::is_class_v<T> && std::is_same_v<R, T>) || kKValues<R>);
+  /// f(args...) -> ExactSums<K>: K partials summed exactly (a team's nested reductions).
+  static constexpr bool gives_sums = gives && std::is_same_v<R, ExactSums<K>>;
+  static constexpr bool plain = into_value || into_array || into_std_array || gives_values;
+  static constexpr bool accumulates = into_value || into_array || into_std_array;
+  static constexpr bool exact =
+      into_exact || into_exact_array || gives_sums ||
+      (gives_values && (std::is_same_v<E, double> || std::is_same_v<E, float>));
+  /// The value the kernel reduces: what the functor accumulates into (T itself, a
+  /// std::array) or Lanes.
+  using Value =
+      std::conditional_t<into_value, T,
+                         std::conditional_t<into_std_array, std::array<E, K>, Lanes<E, K>>>;
+};
+
+/// Where a batch kernel's K values go once reduced: element c to `to[c]`, a slot of the
+/// member it belongs to (Batch::ContributeKernel); nowhere unless `on`.
+template <class S, std::size_t K>
+struct Scatter {
+  S* to[K] = {};
+  bool on = false;
+  template <class V>
+  KOKKOS_INLINE_FUNCTION void operator()(V& v) const {
+    if (!on) return;
+    const S* l = LanesOf(v);
+    for (std::size_t c = 0; c < K; ++c) *to[c] = l[c];
+  }
+};
+
+/// A user functor's K values combined elementwise with Op (the neutral element computed on
+/// the host); V is the value type (Lanes<E, K> or the user's T).
+template <class F, class V, class E, std::size_t K, class Op, class Args, bool Accumulates>
+struct MultiFunctorKernel {
+  using value_type = V;
+  static constexpr bool kAccumulates = Accumulates;
+  Op op;
+  E identity;
+  F f;
+  Scatter<E, K> scatter;
+
+  /// The reduced value, handed to the members of a batch kernel.
+  KOKKOS_INLINE_FUNCTION void final(value_type& v) const { scatter(v); }
+
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {
+    E* l = LanesOf(v);
+    for (std::size_t c = 0; c < K; ++c) l[c] = identity;
+  }
+  KOKKOS_INLINE_FUNCTION void join(TRIBUTARY_POLICY_JOIN_CV value_type& dst,
+                                   const TRIBUTARY_POLICY_JOIN_CV value_type& src) const {
+    E* d = LanesOf(const_cast<value_type&>(dst));
+    const E* s = LanesOf(const_cast<value_type&>(src));
+    for (std::size_t c = 0; c < K; ++c) {
+      E later = s[c];
+      op(d[c], later);
+      d[c] = later;
+    }
+  }
+  KOKKOS_INLINE_FUNCTION static decltype(auto) Acc(value_type& u) {
+    if constexpr (std::is_same_v<V, Lanes<E, K>>)
+      return (u.v);
+    else
+      return (u);
+  }
+  template <class R>
+  KOKKOS_INLINE_FUNCTION void Add(value_type& u, R part) const {
+    E* l = LanesOf(u);
+    const E* p = LanesOf(part);
+    for (std::size_t c = 0; c < K; ++c) {
+      E later = p[c];
+      op(l[c], later);
+      l[c] = later;
+    }
+  }
+  TRIBUTARY_POLICY_CALLS(MultiFunctorKernel)
+};
+
+/// A user functor's K values summed exactly, each into its own ExactSum.
+template <class F, std::size_t K, class Args, bool Accumulates, bool IntoArray>
+struct MultiExactKernel {
+  using value_type = ExactSums<K>;
+  static constexpr bool kAccumulates = Accumulates;
+  F f;
+  Scatter<ExactSum, K> scatter;
+
+  /// The reduced sums, handed to the members of a batch kernel.
+  KOKKOS_INLINE_FUNCTION void final(value_type& v) const { scatter(v); }
+
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const { v = value_type(); }
+  KOKKOS_INLINE_FUNCTION void join(TRIBUTARY_POLICY_JOIN_CV value_type& dst,
+                                   const TRIBUTARY_POLICY_JOIN_CV value_type& src) const {
+    const_cast<value_type&>(dst) += const_cast<const value_type&>(src);
+  }
+  KOKKOS_INLINE_FUNCTION static decltype(auto) Acc(value_type& u) {
+    if constexpr (IntoArray)
+      return (u.sums);
+    else
+      return (u);
+  }
+  template <class R>
+  KOKKOS_INLINE_FUNCTION void Add(value_type& u, R part) const {
+    if constexpr (std::is_same_v<R, value_type>) {
+      u += part;
+    } else {
+      const auto* p = LanesOf(part);
+      for (std::size_t c = 0; c < K; ++c) u.sums[c] += static_cast<double>(p[c]);
+    }
+  }
+  TRIBUTARY_POLICY_CALLS(MultiExactKernel)
+};
+
 #undef TRIBUTARY_POLICY_CALLS
+
+/// The compile-time rules of ContributeKernel for values of K elements.
+template <class T, class E, std::size_t K, class Policy, class F, class Op>
+constexpr void CheckMultiKernelContribution() {
+  using P = PolicyArgs<Policy>;
+  static_assert(P::known,
+                "ContributeKernel: a Kokkos::RangePolicy, MDRangePolicy (rank 2 to 6) or "
+                "TeamPolicy");
+  static_assert(K > 0,
+                "ContributeKernel: a value of a fixed number of elements (std::array, a C "
+                "array, a contiguous container that holds exactly its elements)");
+  using Form = MultiForm<F, T, E, K, typename P::Args>;
+  static_assert(!Form::into_value_type || Form::into_value,
+                "ContributeKernel: the functor accumulates into the value type, which does "
+                "not hold exactly its elements; let it accumulate into E (&acc)[K]");
+  static_assert(Form::plain || Form::exact,
+                "ContributeKernel: for a value of K elements the functor accumulates all K in "
+                "one pass (f(i..., T& acc) with the value type T, f(i..., E (&acc)[K]) or "
+                "f(i..., std::array<E, K>& acc); a "
+                "team: f(member, ...)) or gives them (T f(i...), std::array<E, K> f(i...)); "
+                "for exact sums f(i..., tributary::ExactSums<K>& acc) or -> ExactSums<K>");
+  static_assert(std::is_invocable_v<const Op&, const E&, E&>,
+                "ContributeKernel: the operator does not apply to the value's element type");
+  static_assert(Op::commutative, "ContributeKernel: device reductions need a commutative operator");
+}
 
 /// The compile-time rules of ContributeKernel (reductions and batch members alike).
 template <class E, class Policy, class F, class Op>

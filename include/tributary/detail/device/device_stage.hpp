@@ -23,6 +23,10 @@ namespace tributary::detail {
 /// and after Kokkos::finalize, when device memory must not be touched.
 bool DeviceRuntimeAlive() noexcept;
 
+/// The stage of execution space Exec (detail/device_partials.hpp).
+template <class E, class Exec>
+class DeviceStage;
+
 /// What the list partials see of a stage, whatever its execution space.
 template <class E>
 class DeviceStageBase {
