@@ -42,6 +42,7 @@ Runtime& State() {
 }
 
 std::atomic<std::int64_t> g_released{0};
+std::atomic<int> g_ordered_terms{-1};  // -1: not read from the environment yet
 
 // Destroys every live object (their destructors still reach MPI and Kokkos).
 void ReleaseAll(Runtime& r) {
@@ -89,6 +90,22 @@ Determinism ParseDeterminism(const std::string& name, const std::string& where) 
     if (name == ModeName(m)) return m;
   throw UsageError(where + ": unknown determinism mode '" + name +
                    "' (fast, run_to_run or rank_count_independent)");
+}
+
+void SetOrderedTerms(bool ordered) noexcept { g_ordered_terms.store(ordered ? 1 : 0); }
+
+bool OrderedTerms() {
+  int state = g_ordered_terms.load();
+  if (state < 0) {
+    const char* s = std::getenv("TRIBUTARY_PARTHENON_TERMS");
+    const std::string value = s ? s : "";
+    if (!value.empty() && value != "ordered" && value != "arrival")
+      throw UsageError("TRIBUTARY_PARTHENON_TERMS: '" + value + "' is neither ordered nor arrival");
+    int unset = -1;
+    g_ordered_terms.compare_exchange_strong(unset, value == "ordered" ? 1 : 0);
+    state = g_ordered_terms.load();
+  }
+  return state == 1;
 }
 
 ContextOptions EnvironmentOptions() {

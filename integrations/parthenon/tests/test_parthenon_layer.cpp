@@ -2,15 +2,19 @@
 // solvers and examples use them, at 1-4 ranks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "mpi_test.hpp"
 #include "parthenon_stand_in.hpp"
+#include "summable.hpp"
 
 namespace {
 
@@ -268,6 +272,185 @@ TEST(ParthenonLayer, FusedPairTravelsInOneBatch) {
     message = e.what();
   }
   EXPECT_NE(message.find("already fused or started"), std::string::npos) << message;
+}
+
+using Pair = tributary::testing::SummableArray<double, 2>;
+using tributary::parthenon_interop::TrackedContainer;
+
+// Parthenon's BiCGSTAB since 2025: two dot products through one AllReduce of a summable
+// array, each partition's partial pair added with `val +=`. Any contiguous container works
+// as in Parthenon; Parthenon's own std::vector and View forms still do.
+TEST(ParthenonLayer, SummableArrayAsParthenonsBiCGSTABReducesIt) {
+  parthenon::AllReduce<Pair> dots;
+  static_assert(std::is_same_v<decltype(dots.val), TrackedContainer<Pair>>);
+  static_assert(std::is_same_v<decltype(dots)::reduced_type, Pair>);
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    dots.val = Pair();
+    for (int p = 0; p < 3; ++p) {
+      Pair partial;
+      partial[0] = 0.5 * (Rank() + 1) + p;
+      partial[1] = -2.0 * p + cycle;
+      dots.val += partial;
+    }
+    EXPECT_TRUE(dots.val.Exact());
+    dots.StartReduce(MPI_SUM);
+    Wait(dots);
+    double want0 = 0, want1 = 0;
+    for (int r = 0; r < Size(); ++r)
+      for (int p = 0; p < 3; ++p) {
+        want0 += 0.5 * (r + 1) + p;
+        want1 += -2.0 * p + cycle;
+      }
+    TRIBUTARY_EXPECT_ALL(dots.val[0] == want0 && dots.val[1] == want1);
+  }
+  parthenon::AllReduce<Pair> high;
+  high.val[0] = Rank();
+  high.val[1] = -Rank();
+  high.StartReduce(MPI_MAX);
+  Wait(high);
+  TRIBUTARY_EXPECT_ALL(high.val[0] == Size() - 1 && high.val[1] == 0);
+  // The regional combine on the same object: each partition's pair in list order.
+  dots.Tributary().Expect(2, tributary::Sum{});
+  for (int p = 1; p >= 0; --p) {
+    Pair partial;
+    partial[0] = p + 1;
+    partial[1] = Rank();
+    dots.Tributary().Contribute(p, partial);
+  }
+  Wait(dots);
+  TRIBUTARY_EXPECT_ALL(dots.val[0] == 3.0 * Size() && dots.val[1] == Size() * (Size() - 1.0));
+}
+
+// rank_count_independent: partitions' pairs added with `val +=` reduce as their exact sums,
+// each element the same bits at every rank count; an element written past the tracker
+// falls back to the rank's rounded totals.
+TEST(ParthenonLayer, RankCountIndependentPairsFromPartitionPartials) {
+  parthenon::AllReduce<Pair> dots;
+  dots.Tributary().SetDeterminism(tributary::Determinism::rank_count_independent);
+  const auto parts = BlockPartials();
+  const int n = static_cast<int>(parts.size());
+  const int first = n * Rank() / Size(), last = n * (Rank() + 1) / Size();
+  auto pair_of = [&](int b) {
+    Pair p;
+    p[0] = parts[static_cast<std::size_t>(b)];
+    p[1] = parts[static_cast<std::size_t>((b + 5) % n)] * 0.75;
+    return p;
+  };
+  dots.val = Pair();
+  for (int b = first; b < last; ++b) dots.val += pair_of(b);
+  EXPECT_TRUE(dots.val.Exact());
+  dots.StartReduce(MPI_SUM);
+  Wait(dots);
+  tributary::ExactSum exact[2];
+  for (int b = 0; b < n; ++b)
+    for (int e = 0; e < 2; ++e) exact[e].Add(pair_of(b)[e]);
+  TRIBUTARY_EXPECT_ALL(Bits(dots.val[0]) == Bits(exact[0].Round()) &&
+                       Bits(dots.val[1]) == Bits(exact[1].Round()));
+
+  dots.val = Pair();
+  for (int b = first; b < last; ++b) {
+    dots.val[0] += pair_of(b)[0];  // past the tracker
+    dots.val[1] += pair_of(b)[1];
+  }
+  EXPECT_FALSE(dots.val.Exact());
+  dots.StartReduce(MPI_SUM);
+  Wait(dots);
+  tributary::ExactSum totals[2];
+  for (int r = 0; r < Size(); ++r) {
+    double t[2] = {0, 0};
+    for (int b = n * r / Size(); b < n * (r + 1) / Size(); ++b)
+      for (int e = 0; e < 2; ++e) t[e] += pair_of(b)[e];
+    for (int e = 0; e < 2; ++e) totals[e].Add(t[e]);
+  }
+  TRIBUTARY_EXPECT_ALL(Bits(dots.val[0]) == Bits(totals[0].Round()) &&
+                       Bits(dots.val[1]) == Bits(totals[1].Round()));
+}
+
+// Ordered terms (the opt-in for fast and run_to_run): the partials added with `val +=` in
+// any order give the same bits, for a double and for a pair; without it, the order shows.
+TEST(ParthenonLayer, OrderedTermsDoNotDependOnTheOrderOfTheAdditions) {
+  const auto parts = BlockPartials();
+  const int n = static_cast<int>(parts.size());
+  std::vector<int> order(static_cast<std::size_t>(n));
+  for (int b = 0; b < n; ++b) order[static_cast<std::size_t>(b)] = b;
+  parthenon::AllReduce<double> dot;
+  parthenon::AllReduce<Pair> dots;
+  for (bool ordered : {false, true}) {
+    tributary::parthenon_interop::SetOrderedTerms(ordered);
+    std::set<std::uint64_t> seen, seen_pair;
+    for (int rep = 0; rep < 6; ++rep) {
+      // The order of the additions differs between repetitions, as task timing makes it.
+      std::rotate(order.begin(), order.begin() + 5, order.end());
+      if (rep % 2) std::reverse(order.begin(), order.end());
+      dot.val = 0.0;
+      dots.val = Pair();
+      for (int b : order) {
+        dot.val += parts[static_cast<std::size_t>(b)];
+        Pair p;
+        p[0] = parts[static_cast<std::size_t>(b)] * (Rank() + 1);
+        p[1] = 1.0;
+        dots.val += p;
+      }
+      dot.StartReduce(MPI_SUM);
+      dots.StartReduce(MPI_SUM);
+      Wait(dot);
+      Wait(dots);
+      seen.insert(Bits(dot.val));
+      seen_pair.insert(Bits(dots.val[0]));
+      TRIBUTARY_EXPECT_ALL(dots.val[1] == n * Size());
+    }
+    if (ordered)
+      TRIBUTARY_EXPECT_ALL(seen.size() == 1 && seen_pair.size() == 1);
+    else
+      EXPECT_GT(seen.size(), 1u) << "the data should show the order of the additions";
+  }
+  // The ordered value: the terms smallest magnitude first (of two of one magnitude, the
+  // positive first), after the value assigned.
+  std::vector<double> sorted = parts;
+  std::sort(sorted.begin(), sorted.end(), [](double a, double b) {
+    if (std::fabs(a) != std::fabs(b)) return std::fabs(a) < std::fabs(b);
+    return !std::signbit(a) && std::signbit(b);
+  });
+  double want = 0;
+  for (double x : sorted) want += x;
+  dot.val = 0.0;
+  for (int b = n - 1; b >= 0; --b) dot.val += parts[static_cast<std::size_t>(b)];
+  EXPECT_EQ(Bits(dot.val.OrderedSum()), Bits(want));
+  tributary::parthenon_interop::SetOrderedTerms(false);
+}
+
+// Parthenon's thread pool adds partitions' partials from several threads at once: `+=` on
+// the layer's `val` loses nothing, and ordered terms give the same bits every time.
+TEST(ParthenonLayer, AdditionsFromSeveralThreadsLoseNothing) {
+  constexpr int kThreads = 4, kTerms = 500;
+  const auto parts = BlockPartials();
+  tributary::parthenon_interop::TrackedValue<double> v;
+  TrackedContainer<Pair> pair;
+  std::set<std::uint64_t> ordered;
+  for (int rep = 0; rep < 3; ++rep) {
+    v = 0.0;
+    pair = Pair();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        for (int k = 0; k < kTerms; ++k) {
+          v += parts[static_cast<std::size_t>((t * kTerms + k) % parts.size())];
+          Pair p;
+          p[0] = 1.0;
+          p[1] = t;
+          pair += p;
+        }
+      });
+    for (auto& th : threads) th.join();
+    tributary::ExactSum want;
+    for (int i = 0; i < kThreads * kTerms; ++i)
+      want.Add(parts[static_cast<std::size_t>(i % static_cast<int>(parts.size()))]);
+    EXPECT_TRUE(v.Exact() && v.Sum().SameValue(want));
+    EXPECT_EQ(pair[0], kThreads * kTerms);
+    EXPECT_EQ(pair[1], kTerms * (kThreads * (kThreads - 1) / 2));
+    ordered.insert(Bits(v.OrderedSum()));
+  }
+  EXPECT_EQ(ordered.size(), 1u);
 }
 
 TEST(ParthenonLayer, TrackedValueReadsLikeADouble) {

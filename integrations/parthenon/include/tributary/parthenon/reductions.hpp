@@ -13,10 +13,14 @@
 //    "complete" to the other).
 //  - MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX and the logical and bitwise operators map to
 //    Tributary's operators, so the determinism mode applies; other MPI_Ops go as they are.
-//  - `val` of a float or double reduction is a TrackedValue (tracked_value.hpp): in
-//    Determinism::rank_count_independent an MPI_SUM start reduces the exact sum of what was
-//    added to `val`, so per-partition partials added with `val +=` give the same bits at
-//    every rank count.
+//  - T may be any contiguous container (data(), size()), Parthenon's summable arrays
+//    included, reduced elementwise in place.
+//  - `val` of a float or double reduction is a TrackedValue, of a container of them a
+//    TrackedContainer (tracked_value.hpp): in Determinism::rank_count_independent an
+//    MPI_SUM start reduces the exact sum of what was added to `val`, so per-partition
+//    partials added with `val +=` give the same bits at every rank count; with ordered
+//    terms (an opt-in, runtime.hpp) the other modes add the terms in their own order, so
+//    the bits do not depend on the order the tasks added them in.
 #pragma once
 
 #include <algorithm>
@@ -45,9 +49,10 @@
 
 namespace tributary::parthenon_interop {
 
-/// The type of `val` for a reduction of T: a TrackedValue for float and double (unless
-/// TRIBUTARY_PARTHENON_PLAIN_VAL is defined), T otherwise.
-template <class T>
+/// The type of `val` for a reduction of T: a TrackedValue for float and double, a
+/// TrackedContainer for a container of them that is a class of its own (Parthenon's summable
+/// arrays) (unless TRIBUTARY_PARTHENON_PLAIN_VAL is defined), T otherwise.
+template <class T, class = void>
 struct ValueFor {
   using type = T;
 };
@@ -60,6 +65,10 @@ template <>
 struct ValueFor<float> {
   using type = TrackedValue<float>;
 };
+template <class T>
+struct ValueFor<T, std::enable_if_t<kTrackedContainer<T>>> {
+  using type = TrackedContainer<T>;
+};
 #endif
 
 namespace detail {
@@ -68,6 +77,8 @@ template <class T>
 struct IsTracked : std::false_type {};
 template <class T>
 struct IsTracked<TrackedValue<T>> : std::true_type {};
+template <class T>
+struct IsTracked<TrackedContainer<T>> : std::true_type {};
 
 /// What the Tributary object reduces for a `val` of type T: T itself, or, for Parthenon's
 /// array wrappers (ParArrayGeneric: HostArray1D and friends, a View with a state), their
@@ -172,6 +183,8 @@ class Fused final : public Slot {
     if constexpr (IsTracked<V>::value) {
       if (val.Exact() && member.Exact())
         member.Contribute(0, val.Sum());
+      else if (val.Exact() && op_ == MPI_SUM && OrderedTerms())
+        member.Contribute(0, val.OrderedSum());
       else
         member.Contribute(0, val.Value());
     } else {
@@ -294,7 +307,8 @@ struct Handle {
 
   /// Starts a generation from `val`: in rank_count_independent with MPI_SUM over a tracked
   /// `val` that holds exactly what was added, the exact sum is this rank's one contribution
-  /// (`arm` arms the object for it); otherwise `start` starts on `val` with the operator.
+  /// (`arm` arms the object for it); with ordered terms (OrderedTerms()) in the other modes
+  /// the terms in their own order are; otherwise `start` starts on `val` with the operator.
   template <class Arm, class Start>
   void StartFromVal(MPI_Op op, Arm&& arm, Start&& start) {
     if constexpr (std::is_arithmetic_v<reduced_type>) {
@@ -309,11 +323,17 @@ struct Handle {
     }
     auto& object = shared_->Get();
     if constexpr (detail::IsTracked<decltype(val)>::value) {
-      if (op == MPI_SUM && val.Exact() &&
-          object.DeterminismMode() == Determinism::rank_count_independent) {
-        arm(object);
-        object.Contribute(0, val.Sum());
-        return;
+      if (op == MPI_SUM && val.Exact()) {
+        if (object.DeterminismMode() == Determinism::rank_count_independent) {
+          arm(object);
+          object.Contribute(0, val.Sum());
+          return;
+        }
+        if (OrderedTerms()) {
+          object.val = val.OrderedSum();
+          start(object, ::tributary::Sum{});
+          return;
+        }
       }
     }
     detail::Load(object.val, val);

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "tributary/context.hpp"
+#include "tributary/errors.hpp"
 
 namespace tributary::parthenon_interop {
 
@@ -31,8 +32,9 @@ void Configure(const ContextOptions& options);
 ContextOptions EnvironmentOptions();
 
 /// Reads the determinism mode from a Parthenon input deck: block `tributary`, parameter
-/// `determinism` (the environment's value, else "fast", when absent), then Configure with
-/// it. For an application's package setup, before its solvers are made: e.g.
+/// `determinism` (the environment's value, else "fast", when absent), and `terms`
+/// (`ordered` or `arrival`: SetOrderedTerms), then Configure with them. For an application's
+/// package setup, before its solvers are made: e.g.
 /// `tributary::parthenon_interop::ConfigureFromInput(pin.get());`.
 template <class ParameterInput>
 void ConfigureFromInput(ParameterInput* pin);
@@ -47,6 +49,19 @@ bool ContextAlive() noexcept;
 
 /// Parses a determinism mode's name; UsageError naming `where` for anything else.
 Determinism ParseDeterminism(const std::string& name, const std::string& where);
+
+/// Ordered terms, the layer's opt-in for `fast` and `run_to_run`: a start with MPI_SUM over
+/// a tracked `val` (float, double, or a container of them) whose value is what was assigned
+/// and added through it reduces the assigned value plus the terms added since in an order
+/// that does not depend on the order the tasks added them in (smallest magnitude first;
+/// `val +=` does not say which partition a term comes from, so the order is the terms'
+/// own), instead of the value as the additions left it. Off by default; the environment's
+/// TRIBUTARY_PARTHENON_TERMS=ordered (or `arrival`) sets it at the first use, and an input
+/// deck's `tributary/terms` through ConfigureFromInput. Starts after the call follow it.
+void SetOrderedTerms(bool ordered) noexcept;
+/// Whether ordered terms are on (see SetOrderedTerms). UsageError for an unknown value of
+/// TRIBUTARY_PARTHENON_TERMS.
+bool OrderedTerms();
 
 namespace detail {
 
@@ -78,6 +93,12 @@ void ConfigureFromInput(ParameterInput* pin) {
                                                                        : "fast";
   const std::string mode = pin->GetOrAddString("tributary", "determinism", deflt);
   options.determinism = ParseDeterminism(mode, "input parameter tributary/determinism");
+  const std::string terms =
+      pin->GetOrAddString("tributary", "terms", OrderedTerms() ? "ordered" : "arrival");
+  if (terms != "ordered" && terms != "arrival")
+    throw UsageError("input parameter tributary/terms: '" + terms +
+                     "' is neither ordered nor arrival");
+  SetOrderedTerms(terms == "ordered");
   Configure(options);
 }
 
