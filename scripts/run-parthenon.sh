@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Parthenon's poisson and poisson_gmg examples, stock and on Tributary (docs/parthenon.md).
+# Parthenon's poisson and poisson_gmg examples, stock and on Tributary, and two-dots, this
+# repository's own Parthenon application (docs/parthenon.md).
 #
 # Unpacks Parthenon (../shared/deps, checksum verified), builds Kokkos 4.6.01 with the OpenMP
 # and Serial backends (scripts/build-kokkos.sh; the install under build/ci-kokkos that CI
@@ -7,21 +8,32 @@
 # unchanged but with integrations/parthenon first on the include path
 # (integrations/parthenon/cmake/TributaryParthenon.cmake as CMAKE_PROJECT_INCLUDE). Both
 # builds also get poisson-gmg-report (the poisson_gmg example's sources with a main that
-# prints the final residual's bits and the time per solve).
+# prints the final residual's bits and the time per solve) and two-dots
+# (integrations/parthenon/two_dots: t.(As) and t.t through one AllReduce of a summable pair,
+# filled by one kernel per partition).
 #
 # Runs, at each rank count, on Parthenon's regression inputs (tst/regression/test_suites):
 #   - poisson-gmg-report with the MG and the BiCGSTAB solver, stock and Tributary (fast);
 #   - the same on Tributary in Determinism::rank_count_independent, on the regression input
 #     and on one with several blocks per rank (16 x 16 blocks instead of 32 x 32);
-#   - the unchanged poisson-example (Jacobi) and poisson-gmg-example, stock and Tributary.
+#   - the unchanged poisson-example (Jacobi) and poisson-gmg-example, stock and Tributary;
+#   - two-dots on Tributary in rank_count_independent, in Parthenon's form (`val +=` per
+#     partition of one block) and in Tributary's (ContributeKernel per partition of four
+#     blocks), at each rank count; and at the last rank count in fast mode, --dots-runs runs
+#     of --dots-cycles cycles each: stock (Parthenon's own order of the `val +=`: the order
+#     the partitions' ghost cells arrive in), Tributary in that order, and Tributary with
+#     ordered terms (TRIBUTARY_PARTHENON_TERMS=ordered).
 # Prints one table (solver, input, ranks, build, iterations, final residual as bits and as
 # a number, time per solve) and exits non-zero when a Tributary run does not converge as the
 # stock one does (iterations within one, the same tolerance reached), when the
 # rank_count_independent results differ in any bit across the rank counts, or when a run
-# fails or does not exit within its time limit.
+# fails or does not exit within its time limit; and a second table for two-dots, failing
+# when its result is not the sum of the products, when its rank_count_independent bits
+# differ across rank counts or cycles, or when ordered terms give more than one result.
 #
 #   scripts/run-parthenon.sh [--ranks "1 2 3 4"] [--solvers "MG BiCGSTAB"] [--solves N]
 #                            [--no-jacobi] [--no-rci] [--no-stock] [--build DIR] [--out FILE]
+#                            [--dots-runs N] [--dots-cycles N]
 #
 # --no-stock builds and runs the Tributary build only (CI's reduced form): the runs must then
 # converge by the example's own test and the rank_count_independent bits must agree, but
@@ -41,6 +53,8 @@ rci=1
 variants="stock tributary"
 build="$root/build/parthenon"
 out=""
+dots_runs=3
+dots_cycles=30
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --ranks) ranks="$2"; shift 2 ;;
@@ -51,8 +65,10 @@ while [[ $# -gt 0 ]]; do
     --no-stock) variants="tributary"; shift ;;
     --build) build="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h | --help) sed -n '2,34p' "$0"; exit 0 ;;
-    *) echo "run-parthenon: unknown option $1" >&2; sed -n '2,34p' "$0" >&2; exit 2 ;;
+    --dots-runs) dots_runs="$2"; shift 2 ;;
+    --dots-cycles) dots_cycles="$2"; shift 2 ;;
+    -h | --help) sed -n '2,48p' "$0"; exit 0 ;;
+    *) echo "run-parthenon: unknown option $1" >&2; sed -n '2,48p' "$0" >&2; exit 2 ;;
   esac
 done
 deps="${TRIBUTARY_DEPS:-$root/../shared/deps}"
@@ -107,7 +123,7 @@ common=(-DCMAKE_BUILD_TYPE=Release -DPARTHENON_IMPORT_KOKKOS=ON -DKokkos_ROOT="$
   -DCMAKE_CXX_FLAGS=-DKOKKOS_ENABLE_IMPL_VIEW_OF_VIEWS_DESTRUCTOR_PRECONDITION_VIOLATION_WORKAROUND
   -DPARTHENON_DISABLE_HDF5=ON -DPARTHENON_ENABLE_TESTING=OFF -DREGRESSION_GOLD_STANDARD_SYNC=OFF
   -DCMAKE_PROJECT_parthenon_INCLUDE="$root/integrations/parthenon/cmake/ParthenonReport.cmake")
-targets=(poisson-example poisson-gmg-example poisson-gmg-report)
+targets=(poisson-example poisson-gmg-example poisson-gmg-report two-dots)
 # The Tributary build takes the layer from the install, as a user would.
 layer="$build/tributary-install/share/tributary/parthenon/cmake/TributaryParthenon.cmake"
 for variant in $variants; do
@@ -230,6 +246,48 @@ if ((jacobi)); then
   done
 fi
 
+# two-dots: one row per run in a table of its own.
+dots_input="$root/integrations/parthenon/two_dots/two_dots.parthinput"
+dots_table="$runs/two-dots.tsv"
+printf 'case\tranks\tbuild\tpartitions\tcycles\tts_bits\ttt_bits\tdistinct\tms_per_cycle\tcheck\n' >"$dots_table"
+# dots CASE BUILD NP ENV... -- ARGS...: one two-dots run, one row.
+dots() {
+  local case_name="$1" variant="$2" np="$3"
+  shift 3
+  local envs=()
+  while [[ "$1" != "--" ]]; do envs+=("$1"); shift; done
+  shift
+  local name="dots-$case_name-np$np"
+  log "$name"
+  run "$name" "$np" "${envs[@]}" -- "$build/${variant%%-*}/two-dots" -i "$dots_input" "$@"
+  local line
+  line=$(grep '^TWO_DOTS ' "$runs/$name/out.txt" | tail -n 1 || true)
+  if [[ -z "$line" ]]; then
+    failures+=("$name: no TWO_DOTS line")
+    return 0
+  fi
+  field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${case_name%-run*}" "$np" "$variant" \
+    "$(field partitions)" "$(field cycles)" "$(field ts)" "$(field tt)" "$(field distinct)" \
+    "$(field ms_per_cycle)" "$(field check)" >>"$dots_table"
+  [[ "$(field check)" == ok ]] || failures+=("$name: the result is not the sum of the products")
+}
+rci_env=TRIBUTARY_PARTHENON_DETERMINISM=rank_count_independent
+for np in $ranks; do
+  dots parthenon-form-rci tributary "$np" "$rci_env" -- two_dots/form=parthenon two_dots/cycles=3
+  dots tributary-form-rci tributary "$np" "$rci_env" -- two_dots/form=tributary \
+    two_dots/cycles=3 parthenon/mesh/pack_size=4
+done
+# The order of the terms: fast mode, Parthenon's form, at the last rank count (the order the
+# partitions' ghost cells arrive in changes with the messages' timing).
+np_order=${ranks##* }
+order=(two_dots/form=parthenon "two_dots/cycles=$dots_cycles")
+for ((k = 1; k <= dots_runs; ++k)); do
+  [[ $variants == *stock* ]] && dots "order-stock-run$k" stock "$np_order" -- "${order[@]}"
+  [[ $variants == *stock* ]] && dots "order-arrival-run$k" tributary "$np_order" -- "${order[@]}"
+  dots "order-ordered-run$k" tributary "$np_order" TRIBUTARY_PARTHENON_TERMS=ordered -- "${order[@]}"
+done
+
 # Checks.
 # Every Tributary build against stock on the same input: iterations within one, the same
 # tolerance reached.
@@ -265,15 +323,40 @@ if ((rci)); then
   done
 fi
 
+# two-dots: rank_count_independent, one pair of bits per form across the rank counts and
+# the cycles; ordered terms, one pair of bits over every cycle of every run.
+for form in parthenon-form-rci tributary-form-rci; do
+  distinct=$(awk -F'\t' -v c="$form" '$1==c {print $6, $7}' "$dots_table" | sort -u | wc -l)
+  ((distinct == 1)) ||
+    failures+=("two-dots $form: rank_count_independent bits differ across ranks ($distinct values)")
+  awk -F'\t' -v c="$form" '$1==c && $8 != 1 {bad = 1} END {exit bad}' "$dots_table" ||
+    failures+=("two-dots $form: rank_count_independent bits differ across cycles")
+done
+distinct=$(awk -F'\t' '$1=="order-ordered" {print $6, $7}' "$dots_table" | sort -u | wc -l)
+((distinct == 1)) || failures+=("two-dots ordered terms: $distinct results across runs")
+awk -F'\t' '$1=="order-ordered" && $8 != 1 {bad = 1} END {exit bad}' "$dots_table" ||
+  failures+=("two-dots ordered terms: more than one result across cycles")
+# The order runs: distinct pairs of bits over all runs of a case (the table's distinct
+# column counts within one run).
+dots_summary=$(awk -F'\t' 'NR > 1 && $1 ~ /^order-/ {seen[$1 FS $6 FS $7] = 1; runs[$1]++;
+  within[$1] = within[$1] (within[$1] == "" ? "" : "/") $8}
+  END {for (k in seen) {split(k, p, FS); across[p[1]]++}
+       for (c in runs) printf "%s: %d run(s), distinct results within each run %s, last results across runs %d\n", c, runs[c], within[c], across[c]}' \
+  "$dots_table" | sort)
+
 {
   echo "Parthenon 79d5d30, Kokkos $(basename "$kokkos") (OpenMP, Serial), OMP_NUM_THREADS=$OMP_NUM_THREADS, $(getconf _NPROCESSORS_ONLN) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   echo "median of $solves solves per run, slowest rank; tributary-rci: Determinism::rank_count_independent"
   column -t -s $'\t' "$table"
+  echo
+  echo "two-dots: t.(As) and t.t through one AllReduce of a summable pair; distinct: pairs of bits over the run's cycles"
+  column -t -s $'\t' "$dots_table"
+  [[ -n "$dots_summary" ]] && echo "$dots_summary"
 } | tee "${out:-$runs/table.txt}"
-[[ -n "$out" ]] && cp "$table" "${out%.*}.tsv"
+[[ -n "$out" ]] && cp "$table" "${out%.*}.tsv" && cp "$dots_table" "${out%.*}.two-dots.tsv"
 if ((${#failures[@]})); then
   echo "FAILED:" >&2
   printf '  %s\n' "${failures[@]}" >&2
   exit 1
 fi
-echo "OK: every Tributary run converged as the stock one; rank_count_independent bits equal across ranks ($ranks)"
+echo "OK: every Tributary run converged as the stock one; rank_count_independent bits equal across ranks ($ranks); two-dots: rank_count_independent bits equal across ranks, ordered terms one result"

@@ -29,3 +29,6 @@ function(_parthenon_report_add)
   endif()
 endfunction()
 cmake_language(DEFER CALL _parthenon_report_add)
+
+# And the repository's own application, two-dots.
+include("${CMAKE_CURRENT_LIST_DIR}/ParthenonTwoDots.cmake")
