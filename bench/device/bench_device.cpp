@@ -4,17 +4,29 @@
 //     the same View (bytes read plus written per second), and a plain parallel_reduce
 //     (`sum += v(i)`) for reference;
 //  2. lists: 8 lists' partials combined on the device and posted as one reduction, against
-//     one list, and against 8 lists each posting its own reduction.
+//     one list, and against 8 lists each posting its own reduction;
+//  3. two sums (t.s and t.t, as BiCGSTAB takes them): one kernel accumulating both in one
+//     pass (AllReduce of a pair; a Batch kernel feeding two members; the exact mode)
+//     against two kernels, and Kokkos alone doing the same for reference.
 // Run on 1 rank for the bandwidth (no network in the figure) and on any number for both.
 // It ends with one table of those figures against their goals (docs/performance.md takes
 // that table as it is).
 #include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "bench_harness.hpp"
 #include "tributary/kokkos.hpp"
+
+// Kokkos before 3.7 calls join with volatile arguments; later versions without.
+#if KOKKOS_VERSION < 30700
+#define TRIBUTARY_BENCH_JOIN_CV volatile
+#else
+#define TRIBUTARY_BENCH_JOIN_CV
+#endif
 
 namespace {
 
@@ -196,6 +208,198 @@ void Lists(const tb::Options& o, tributary::Context& ctx, tb::GoalTable& goals) 
   }
 }
 
+// Two sums of one pass, as Parthenon's BiCGSTAB takes its dot products (t.s and t.t): the
+// value type a user's kernel accumulates into, on the pattern of Parthenon's summable arrays.
+struct Pair {
+  double data_[2];
+  KOKKOS_INLINE_FUNCTION Pair() : data_{0, 0} {}
+  KOKKOS_INLINE_FUNCTION Pair(const Pair& o) : data_{o.data_[0], o.data_[1]} {}
+  KOKKOS_INLINE_FUNCTION Pair& operator=(const Pair& o) {
+    data_[0] = o.data_[0];
+    data_[1] = o.data_[1];
+    return *this;
+  }
+  KOKKOS_INLINE_FUNCTION double& operator[](int c) { return data_[c]; }
+  KOKKOS_INLINE_FUNCTION double* data() { return data_; }
+  KOKKOS_INLINE_FUNCTION const double* data() const { return data_; }
+  KOKKOS_INLINE_FUNCTION static constexpr int size() { return 2; }
+};
+
+struct DotTs {  // t.s
+  Kokkos::View<double*, Mem> t, s;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, double& sum) const {
+    sum += t(i) * s(i);
+  }
+};
+struct DotTt {  // t.t
+  Kokkos::View<double*, Mem> t;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, double& sum) const {
+    sum += t(i) * t(i);
+  }
+};
+struct ExactTs {
+  Kokkos::View<double*, Mem> t, s;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, tributary::ExactSum& sum) const {
+    sum += t(i) * s(i);
+  }
+};
+struct ExactTt {
+  Kokkos::View<double*, Mem> t;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, tributary::ExactSum& sum) const {
+    sum += t(i) * t(i);
+  }
+};
+// Both in one pass, into whatever accumulator the mode offers (Pair, double (&)[2],
+// ExactSums<2>).
+struct BothDots {
+  Kokkos::View<double*, Mem> t, s;
+  template <class Acc>
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, Acc& acc) const {
+    const double ti = t(i);
+    acc[0] += ti * s(i);
+    acc[1] += ti * ti;
+  }
+};
+// Kokkos alone: both in one parallel_reduce (an array reduction of two values).
+struct KokkosBoth {
+  using value_type = double[];
+  unsigned value_count = 2;
+  Kokkos::View<double*, Mem> t, s;
+  KOKKOS_INLINE_FUNCTION void init(value_type v) const { v[0] = v[1] = 0; }
+  KOKKOS_INLINE_FUNCTION void join(TRIBUTARY_BENCH_JOIN_CV double* dst,
+                                   const TRIBUTARY_BENCH_JOIN_CV double* src) const {
+    dst[0] += src[0];
+    dst[1] += src[1];
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, value_type v) const {
+    const double ti = t(i);
+    v[0] += ti * s(i);
+    v[1] += ti * ti;
+  }
+};
+
+// One pass of two sums against two kernels, through AllReduce (ContributeKernel), a Batch
+// (one kernel feeding two members), the exact mode, and Kokkos alone for reference.
+void TwoSums(const tb::Options& base, tributary::Context& ctx, bool quick, tb::GoalTable& goals) {
+  std::vector<std::size_t> sizes = {std::size_t(1) << 17, std::size_t(1) << 23};
+  if (quick) sizes = {std::size_t(1) << 12};
+  using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
+  for (std::size_t n : sizes) {
+    tb::Options o = base;
+    if (!quick) {
+      o.iterations = static_cast<int>(std::max<std::size_t>(5, (std::size_t(1) << 26) / n));
+      o.warmup = 3;
+    }
+    const std::string two = "two kernels, two AllReduce<double>";
+    tb::Runner r(MPI_COMM_WORLD, "two sums: one pass vs two kernels", two, o);
+    Kokkos::View<double*, Mem> t("t", n), s("s", n);
+    // Small integers: every sum is exact, whatever the order.
+    Kokkos::parallel_for(
+        "fill", Range(0, static_cast<std::int64_t>(n)), KOKKOS_LAMBDA(const std::int64_t i) {
+          t(i) = static_cast<double>(i % 16);
+          s(i) = static_cast<double>((i * 7) % 13);
+        });
+    Kokkos::fence();
+    double want_ts = 0, want_tt = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      want_ts += static_cast<double>(i % 16) * static_cast<double>((i * 7) % 13);
+      want_tt += static_cast<double>(i % 16) * static_cast<double>(i % 16);
+    }
+    want_ts *= ctx.Size();
+    want_tt *= ctx.Size();
+    const Range range(Exec(), 0, static_cast<std::int64_t>(n));
+    const tributary::Sum sum;
+
+    tributary::AllReduce<double> ts(ctx, "ts"), tt(ctx, "tt");
+    r.Add(
+        two,
+        [&] {
+          ts.Expect(1, sum);
+          tt.Expect(1, sum);
+          ts.ContributeKernel(0, range, DotTs{t, s}, sum);
+          tt.ContributeKernel(0, range, DotTt{t}, sum);
+          Wait(ctx, ts);
+          Wait(ctx, tt);
+        },
+        [&] { return ts.val == want_ts && tt.val == want_tt; });
+    tributary::AllReduce<Pair> both(ctx, "both");
+    r.Add(
+        "one pass, AllReduce<pair>",
+        [&] {
+          both.Expect(1, sum);
+          both.ContributeKernel(0, range, BothDots{t, s}, sum);
+          Wait(ctx, both);
+        },
+        [&] { return both.val[0] == want_ts && both.val[1] == want_tt; });
+    tributary::Batch batch(ctx, "batch");
+    auto& bts = batch.Add<double>(sum, "ts");
+    auto& btt = batch.Add<double>(sum, "tt");
+    r.Add(
+        "one pass, Batch::ContributeKernel(ts, tt)",
+        [&] {
+          batch.Expect(1);
+          batch.ContributeKernel(0, range, BothDots{t, s}, sum, bts, btt);
+          Wait(ctx, batch);
+        },
+        [&] { return bts.val == want_ts && btt.val == want_tt; });
+    tributary::AllReduce<double> xts(ctx, "exact ts"), xtt(ctx, "exact tt");
+    tributary::AllReduce<Pair> xboth(ctx, "exact both");
+    for (auto* x : {&xts, &xtt}) x->SetDeterminism(tributary::Determinism::rank_count_independent);
+    xboth.SetDeterminism(tributary::Determinism::rank_count_independent);
+    r.Add(
+        "exact: two kernels",
+        [&] {
+          xts.Expect(1, sum);
+          xtt.Expect(1, sum);
+          xts.ContributeKernel(0, range, ExactTs{t, s}, sum);
+          xtt.ContributeKernel(0, range, ExactTt{t}, sum);
+          Wait(ctx, xts);
+          Wait(ctx, xtt);
+        },
+        [&] { return xts.val == want_ts && xtt.val == want_tt; });
+    r.Add(
+        "exact: one pass (ExactSums<2>)",
+        [&] {
+          xboth.Expect(1, sum);
+          xboth.ContributeKernel(0, range, BothDots{t, s}, sum);
+          Wait(ctx, xboth);
+        },
+        [&] { return xboth.val[0] == want_ts && xboth.val[1] == want_tt; });
+    double kts = 0, ktt = 0, kboth[2] = {0, 0};
+    r.Add(
+        "Kokkos alone: two parallel_reduce",
+        [&] {
+          Kokkos::parallel_reduce("ts", range, DotTs{t, s}, kts);
+          Kokkos::parallel_reduce("tt", range, DotTt{t}, ktt);
+        },
+        [&] { return kts * ctx.Size() == want_ts && ktt * ctx.Size() == want_tt; });
+    r.Add(
+        "Kokkos alone: one parallel_reduce of two",
+        [&] {
+          Kokkos::parallel_reduce("both", range, KokkosBoth{2, t, s}, kboth);
+        },
+        [&] { return kboth[0] * ctx.Size() == want_ts && kboth[1] * ctx.Size() == want_tt; });
+    const std::string size = tb::FormatBytes(n * sizeof(double));
+    r.Run(size + " per View");
+    r.Report();
+    if (ctx.Rank() == 0) {
+      const auto& res = r.Results();
+      auto row = [&](const std::string& what, const std::string& a, const std::string& b) {
+        const double ta = tb::MedianOf(res, a), tb_ = tb::MedianOf(res, b);
+        goals.Add(size + " Views: " + what, tb::FormatSeconds(ta) + " vs " + tb::FormatSeconds(tb_),
+                  tb::FormatRatio(ta / tb_));
+      };
+      row("`AllReduce<pair>` one pass vs two kernels", "one pass, AllReduce<pair>", two);
+      row("`Batch::ContributeKernel(ts, tt)` one pass vs two kernels",
+          "one pass, Batch::ContributeKernel(ts, tt)", two);
+      row("exact (`rank_count_independent`): one pass vs two kernels",
+          "exact: one pass (ExactSums<2>)", "exact: two kernels");
+      row("Kokkos alone: one `parallel_reduce` of two vs two",
+          "Kokkos alone: one parallel_reduce of two", "Kokkos alone: two parallel_reduce");
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,6 +425,7 @@ int main(int argc, char** argv) {
     tb::GoalTable goals;
     Bandwidth(o, ctx, quick, goals);
     Lists(o, ctx, goals);
+    TwoSums(o, ctx, quick, goals);
     if (ctx.Rank() == 0) goals.Print();
   }
   Kokkos::finalize();
