@@ -225,29 +225,17 @@ struct Pair {
   KOKKOS_INLINE_FUNCTION static constexpr int size() { return 2; }
 };
 
-struct DotTs {  // t.s
+// t.s and t.t, each its own kernel, accumulating into S (double, or tributary::ExactSum):
+// class templates with a plain operator(), from which Kokkos 3.4 reads the value type.
+template <class S>
+struct DotTs {
   Kokkos::View<double*, Mem> t, s;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, double& sum) const {
-    sum += t(i) * s(i);
-  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, S& sum) const { sum += t(i) * s(i); }
 };
-struct DotTt {  // t.t
+template <class S>
+struct DotTt {
   Kokkos::View<double*, Mem> t;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, double& sum) const {
-    sum += t(i) * t(i);
-  }
-};
-struct ExactTs {
-  Kokkos::View<double*, Mem> t, s;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, tributary::ExactSum& sum) const {
-    sum += t(i) * s(i);
-  }
-};
-struct ExactTt {
-  Kokkos::View<double*, Mem> t;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, tributary::ExactSum& sum) const {
-    sum += t(i) * t(i);
-  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, S& sum) const { sum += t(i) * t(i); }
 };
 // Both in one pass, into whatever accumulator the mode offers (Pair, double (&)[2],
 // ExactSums<2>).
@@ -316,8 +304,8 @@ void TwoSums(const tb::Options& base, tributary::Context& ctx, bool quick, tb::G
         [&] {
           ts.Expect(1, sum);
           tt.Expect(1, sum);
-          ts.ContributeKernel(0, range, DotTs{t, s}, sum);
-          tt.ContributeKernel(0, range, DotTt{t}, sum);
+          ts.ContributeKernel(0, range, DotTs<double>{t, s}, sum);
+          tt.ContributeKernel(0, range, DotTt<double>{t}, sum);
           Wait(ctx, ts);
           Wait(ctx, tt);
         },
@@ -351,8 +339,8 @@ void TwoSums(const tb::Options& base, tributary::Context& ctx, bool quick, tb::G
         [&] {
           xts.Expect(1, sum);
           xtt.Expect(1, sum);
-          xts.ContributeKernel(0, range, ExactTs{t, s}, sum);
-          xtt.ContributeKernel(0, range, ExactTt{t}, sum);
+          xts.ContributeKernel(0, range, DotTs<tributary::ExactSum>{t, s}, sum);
+          xtt.ContributeKernel(0, range, DotTt<tributary::ExactSum>{t}, sum);
           Wait(ctx, xts);
           Wait(ctx, xtt);
         },
@@ -369,8 +357,8 @@ void TwoSums(const tb::Options& base, tributary::Context& ctx, bool quick, tb::G
     r.Add(
         "Kokkos alone: two parallel_reduce",
         [&] {
-          Kokkos::parallel_reduce("ts", range, DotTs{t, s}, kts);
-          Kokkos::parallel_reduce("tt", range, DotTt{t}, ktt);
+          Kokkos::parallel_reduce("ts", range, DotTs<double>{t, s}, kts);
+          Kokkos::parallel_reduce("tt", range, DotTt<double>{t}, ktt);
         },
         [&] { return kts * ctx.Size() == want_ts && ktt * ctx.Size() == want_tt; });
     r.Add(

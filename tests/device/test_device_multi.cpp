@@ -91,6 +91,30 @@ struct TwoDots {
   }
 };
 
+// The integer case: this rank's lists (ListsOn: none on rank 2) and both sums over every
+// list of every rank, for a comparison with ==.
+struct IntCase {
+  std::vector<TwoDots> lists;
+  double want[2] = {0, 0};
+  int all_lists = 0;
+};
+IntCase MakeIntCase() {
+  IntCase c;
+  const int n = kRows * kCols;
+  for (int r = 0; r < Size(); ++r)
+    for (int l = 0; l < ListsOn(r); ++l, ++c.all_lists)
+      for (int i = 0; i < n; ++i) {
+        c.want[0] += IntX(r, l, i) * IntY(r, l, i);
+        c.want[1] += IntX(r, l, i) * IntX(r, l, i);
+      }
+  for (int l = 0; l < ListsOn(Rank()); ++l) {
+    auto [x, y] = MakeData(
+        n, [&](int i) { return IntX(Rank(), l, i); }, [&](int i) { return IntY(Rank(), l, i); });
+    c.lists.push_back({x, y});
+  }
+  return c;
+}
+
 // Accumulating into whatever the value offers: the value type (a summable array, a
 // std::array), E (&acc)[2], ExactSums<2> or ExactSum (&acc)[2]; one functor for every mode.
 struct Accumulate2D {
@@ -255,20 +279,9 @@ template <class T>
 void FastFormsMatchTheHost(bool std_array) {
   tributary::Context ctx;
   AllReduce<T> dots(ctx, "dots");
-  const int n = kRows * kCols;
-  double want[2] = {0, 0};
-  for (int r = 0; r < Size(); ++r)
-    for (int l = 0; l < ListsOn(r); ++l)
-      for (int i = 0; i < n; ++i) {
-        want[0] += IntX(r, l, i) * IntY(r, l, i);
-        want[1] += IntX(r, l, i) * IntX(r, l, i);
-      }
-  std::vector<TwoDots> lists;
-  for (int l = 0; l < ListsOn(Rank()); ++l) {
-    auto [x, y] = MakeData(
-        n, [&](int i) { return IntX(Rank(), l, i); }, [&](int i) { return IntY(Rank(), l, i); });
-    lists.push_back({x, y});
-  }
+  const IntCase c = MakeIntCase();
+  const auto& lists = c.lists;
+  const double* want = c.want;
   for (int f = 0; f < kForms; ++f) {
     const Form form = static_cast<Form>(f);
     // A std::array accumulator is indexed in the kernel (not on nvcc without relaxed
@@ -314,19 +327,12 @@ void ContributeFromLambda(AllReduce<Pair>& dots, int l, const TwoDots& d) {
 TEST(MultiKernels, KokkosLambdaAccumulatingIntoTheSummableArray) {
   tributary::Context ctx;
   AllReduce<Pair> dots(ctx, "dots");
-  const int n = kRows * kCols;
-  double want[2] = {0, 0};
-  for (int r = 0; r < Size(); ++r)
-    for (int i = 0; i < n; ++i) {
-      want[0] += IntX(r, 0, i) * IntY(r, 0, i);
-      want[1] += IntX(r, 0, i) * IntX(r, 0, i);
-    }
-  auto [x, y] = MakeData(
-      n, [&](int i) { return IntX(Rank(), 0, i); }, [&](int i) { return IntY(Rank(), 0, i); });
-  dots.Expect(1, tributary::Sum{});
-  ContributeFromLambda(dots, 0, TwoDots{x, y});
+  const IntCase c = MakeIntCase();
+  dots.Expect(ListsOn(Rank()), tributary::Sum{});
+  for (int l = 0; l < ListsOn(Rank()); ++l)
+    ContributeFromLambda(dots, l, c.lists[static_cast<std::size_t>(l)]);
   Wait(ctx, dots);
-  TRIBUTARY_EXPECT_ALL(dots.val[0] == want[0] && dots.val[1] == want[1]);
+  TRIBUTARY_EXPECT_ALL(dots.val[0] == c.want[0] && dots.val[1] == c.want[1]);
 }
 
 namespace {
@@ -592,22 +598,10 @@ TEST(MultiKernels, BatchMemberOfTwoElementsFromOnePass) {
   tributary::Batch batch(ctx, "batch");
   auto& dots = batch.Add<Pair>(tributary::Sum{}, "dots");
   auto& lists = batch.Add<int>(tributary::Sum{}, "lists");
-  const int n = kRows * kCols;
-  std::vector<TwoDots> data;
-  double want[2] = {0, 0};
-  for (int r = 0; r < Size(); ++r)
-    for (int l = 0; l < ListsOn(r); ++l)
-      for (int i = 0; i < n; ++i) {
-        want[0] += IntX(r, l, i) * IntY(r, l, i);
-        want[1] += IntX(r, l, i) * IntX(r, l, i);
-      }
-  for (int l = 0; l < ListsOn(Rank()); ++l) {
-    auto [x, y] = MakeData(
-        n, [&](int i) { return IntX(Rank(), l, i); }, [&](int i) { return IntY(Rank(), l, i); });
-    data.push_back({x, y});
-  }
-  int all_lists = 0;
-  for (int r = 0; r < Size(); ++r) all_lists += ListsOn(r);
+  const IntCase c = MakeIntCase();
+  const auto& data = c.lists;
+  const double* want = c.want;
+  const int all_lists = c.all_lists;
   for (int rep = 0; rep < 2; ++rep) {
     batch.Expect(ListsOn(Rank()));
     for (int l = 0; l < ListsOn(Rank()); ++l) {
@@ -640,20 +634,10 @@ struct AccumulateThree {
 // exact form, bit for bit whatever the split, and the refusals.
 TEST(MultiKernels, OneKernelFeedsSeveralBatchMembers) {
   const int n = kRows * kCols;
-  double want[2] = {0, 0};
-  int all_lists = 0;
-  for (int r = 0; r < Size(); ++r)
-    for (int l = 0; l < ListsOn(r); ++l, ++all_lists)
-      for (int i = 0; i < n; ++i) {
-        want[0] += IntX(r, l, i) * IntY(r, l, i);
-        want[1] += IntX(r, l, i) * IntX(r, l, i);
-      }
-  std::vector<TwoDots> data;
-  for (int l = 0; l < ListsOn(Rank()); ++l) {
-    auto [x, y] = MakeData(
-        n, [&](int i) { return IntX(Rank(), l, i); }, [&](int i) { return IntY(Rank(), l, i); });
-    data.push_back({x, y});
-  }
+  const IntCase c = MakeIntCase();
+  const auto& data = c.lists;
+  const double* want = c.want;
+  const int all_lists = c.all_lists;
   {
     tributary::Context ctx;
     tributary::Batch batch(ctx, "fast batch");
