@@ -28,12 +28,6 @@
 
 namespace tributary {
 
-/// A Kokkos reducer summing exactly into an ExactSum (Value, the default) or into K sums at
-/// once (Value = ExactSums<K>: a functor that sums K values in one pass, `s[0] += x; s[1] +=
-/// y;`): a host value (Space = HostSpace, the default: the reduction then completes before
-/// parallel_reduce returns, as with Kokkos::Sum into a scalar) or a rank-0 View in `Space`
-/// (asynchronous on the policy's instance). The value a functor receives is the
-/// accumulator: add a double with `s += x` (exact), another accumulator with `s += other`.
 namespace detail {
 /// T itself, in a context where a constructor argument does not deduce it (the deduction
 /// guides below decide the reducer's type).
@@ -43,6 +37,12 @@ struct NotDeduced {
 };
 }  // namespace detail
 
+/// A Kokkos reducer summing exactly into an ExactSum (Value, the default) or into K sums at
+/// once (Value = ExactSums<K>: a functor that sums K values in one pass, `s[0] += x; s[1] +=
+/// y;`): a host value (Space = HostSpace, the default: the reduction then completes before
+/// parallel_reduce returns, as with Kokkos::Sum into a scalar) or a rank-0 View in `Space`
+/// (asynchronous on the policy's instance). The value a functor receives is the
+/// accumulator: add a double with `s += x` (exact), another accumulator with `s += other`.
 template <class Space = Kokkos::HostSpace, class Value = ExactSum>
 struct ExactSumReducer {
   using reducer = ExactSumReducer<Space, Value>;  ///< Kokkos' reducer concept: the reducer itself.
@@ -80,14 +80,16 @@ struct ExactSumReducer {
   bool references_scalar_;
 };
 
-/// ExactSumReducer(sum) and ExactSumReducer(sums) reduce into host memory.
+/// ExactSumReducer(sum) reduces into host memory.
 ExactSumReducer(ExactSum&)->ExactSumReducer<Kokkos::HostSpace>;
+/// ExactSumReducer(sums) with ExactSums<K> sums: K sums in host memory.
 template <std::size_t K>
 ExactSumReducer(ExactSums<K>&) -> ExactSumReducer<Kokkos::HostSpace, ExactSums<K>>;
 /// ExactSumReducer(view) takes the View's memory space and value.
 template <class... P>
 ExactSumReducer(const Kokkos::View<ExactSum, P...>&)
     -> ExactSumReducer<typename Kokkos::View<ExactSum, P...>::memory_space>;
+/// ExactSumReducer(view) over a View of ExactSums<K>: K sums in the View's memory space.
 template <std::size_t K, class... P>
 ExactSumReducer(const Kokkos::View<ExactSums<K>, P...>&)
     -> ExactSumReducer<typename Kokkos::View<ExactSums<K>, P...>::memory_space, ExactSums<K>>;
