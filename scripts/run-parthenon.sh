@@ -17,12 +17,16 @@
 #   - the same on Tributary in Determinism::rank_count_independent, on the regression input
 #     and on one with several blocks per rank (16 x 16 blocks instead of 32 x 32);
 #   - the unchanged poisson-example (Jacobi) and poisson-gmg-example, stock and Tributary;
+#   - Parthenon's own BiCGSTAB (whose DotProduct adds each partition's partial with
+#     `val +=`) at 3 ranks (else the last rank count), --order-runs runs each: stock,
+#     Tributary, and Tributary with ordered terms (TRIBUTARY_PARTHENON_TERMS=ordered),
+#     whose residual bits must be the same in every run;
 #   - two-dots on Tributary in rank_count_independent, in Parthenon's form (`val +=` per
 #     partition of one block) and in Tributary's (ContributeKernel per partition of four
-#     blocks), at each rank count; and at the last rank count in fast mode, --dots-runs runs
-#     of --dots-cycles cycles each: stock (Parthenon's own order of the `val +=`: the order
-#     the partitions' ghost cells arrive in), Tributary in that order, and Tributary with
-#     ordered terms (TRIBUTARY_PARTHENON_TERMS=ordered).
+#     blocks), at each rank count; and at the rank count of the BiCGSTAB runs in fast mode,
+#     --dots-runs runs of --dots-cycles cycles each on 64 blocks of 8 x 8: stock
+#     (Parthenon's own order of the `val +=`: the order the partitions' ghost cells arrive
+#     in), Tributary in that order, and Tributary with ordered terms.
 # Prints one table (solver, input, ranks, build, iterations, final residual as bits and as
 # a number, time per solve) and exits non-zero when a Tributary run does not converge as the
 # stock one does (iterations within one, the same tolerance reached), when the
@@ -33,7 +37,7 @@
 #
 #   scripts/run-parthenon.sh [--ranks "1 2 3 4"] [--solvers "MG BiCGSTAB"] [--solves N]
 #                            [--no-jacobi] [--no-rci] [--no-stock] [--build DIR] [--out FILE]
-#                            [--dots-runs N] [--dots-cycles N]
+#                            [--dots-runs N] [--dots-cycles N] [--order-runs N]
 #
 # --no-stock builds and runs the Tributary build only (CI's reduced form): the runs must then
 # converge by the example's own test and the rank_count_independent bits must agree, but
@@ -54,7 +58,8 @@ variants="stock tributary"
 build="$root/build/parthenon"
 out=""
 dots_runs=3
-dots_cycles=30
+dots_cycles=50
+order_runs=3
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --ranks) ranks="$2"; shift 2 ;;
@@ -67,6 +72,7 @@ while [[ $# -gt 0 ]]; do
     --out) out="$2"; shift 2 ;;
     --dots-runs) dots_runs="$2"; shift 2 ;;
     --dots-cycles) dots_cycles="$2"; shift 2 ;;
+    --order-runs) order_runs="$2"; shift 2 ;;
     -h | --help) sed -n '2,48p' "$0"; exit 0 ;;
     *) echo "run-parthenon: unknown option $1" >&2; sed -n '2,48p' "$0" >&2; exit 2 ;;
   esac
@@ -223,6 +229,20 @@ for solver in $solvers; do
   done
 done
 
+# The order of the `val +=` in Parthenon's own BiCGSTAB, run to run, at 3 ranks where they
+# run (the regression input's 13 blocks over 3 ranks: its residual's bits changed from run to
+# run there, not at 4 ranks in three runs), else at the last rank count.
+np_order=${ranks##* }
+[[ " $ranks " == *" 3 "* ]] && np_order=3
+if [[ " $solvers " == *" BiCGSTAB "* ]]; then
+  for ((k = 1; k <= order_runs; ++k)); do
+    [[ $variants == *stock* ]] && report BiCGSTAB regression "stock-run$k" "$np_order" --
+    [[ $variants == *stock* ]] && report BiCGSTAB regression "tributary-run$k" "$np_order" --
+    report BiCGSTAB regression "tributary-ordered-run$k" "$np_order" \
+      TRIBUTARY_PARTHENON_TERMS=ordered --
+  done
+fi
+
 # The unchanged examples: they build, solve and exit (poisson-gmg-example used to hang at
 # exit; see docs/parthenon.md). The Jacobi example prints its update norm with 6 digits.
 np_last=${ranks##* }
@@ -278,10 +298,11 @@ for np in $ranks; do
   dots tributary-form-rci tributary "$np" "$rci_env" -- two_dots/form=tributary \
     two_dots/cycles=3 parthenon/mesh/pack_size=4
 done
-# The order of the terms: fast mode, Parthenon's form, at the last rank count (the order the
-# partitions' ghost cells arrive in changes with the messages' timing).
-np_order=${ranks##* }
-order=(two_dots/form=parthenon "two_dots/cycles=$dots_cycles")
+# The order of the terms: fast mode, Parthenon's form, at np_order (the order the
+# partitions' ghost cells arrive in changes with the messages' timing), on 64 blocks of 8 x 8
+# (more partitions per rank, so more orders to come in).
+order=(two_dots/form=parthenon "two_dots/cycles=$dots_cycles" parthenon/meshblock/nx1=8
+  parthenon/meshblock/nx2=8)
 for ((k = 1; k <= dots_runs; ++k)); do
   [[ $variants == *stock* ]] && dots "order-stock-run$k" stock "$np_order" -- "${order[@]}"
   [[ $variants == *stock* ]] && dots "order-arrival-run$k" tributary "$np_order" -- "${order[@]}"
@@ -323,6 +344,18 @@ if ((rci)); then
   done
 fi
 
+# BiCGSTAB with ordered terms: one set of residual bits over the runs.
+if [[ " $solvers " == *" BiCGSTAB "* ]] && ((order_runs > 0)); then
+  distinct=$(awk -F'\t' '$1=="BiCGSTAB" && $4 ~ /^tributary-ordered-run/ {print $6}' "$table" |
+    sort -u | wc -l)
+  ((distinct == 1)) ||
+    failures+=("BiCGSTAB with ordered terms: residual bits differ across runs ($distinct values)")
+fi
+order_summary=$(awk -F'\t' '$1=="BiCGSTAB" && $4 ~ /-run[0-9]+$/ {v = $4; sub(/-run[0-9]+$/, "", v);
+  if (!seen[v FS $6]++) n[v]++; runs[v]++}
+  END {for (v in runs) printf "BiCGSTAB %s at %s ranks: %d run(s), %d distinct residual(s)\n", v, np, runs[v], n[v]}' \
+  np="$np_order" "$table" | sort)
+
 # two-dots: rank_count_independent, one pair of bits per form across the rank counts and
 # the cycles; ordered terms, one pair of bits over every cycle of every run.
 for form in parthenon-form-rci tributary-form-rci; do
@@ -348,6 +381,7 @@ dots_summary=$(awk -F'\t' 'NR > 1 && $1 ~ /^order-/ {seen[$1 FS $6 FS $7] = 1; r
   echo "Parthenon 79d5d30, Kokkos $(basename "$kokkos") (OpenMP, Serial), OMP_NUM_THREADS=$OMP_NUM_THREADS, $(getconf _NPROCESSORS_ONLN) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
   echo "median of $solves solves per run, slowest rank; tributary-rci: Determinism::rank_count_independent"
   column -t -s $'\t' "$table"
+  [[ -n "$order_summary" ]] && echo "$order_summary"
   echo
   echo "two-dots: t.(As) and t.t through one AllReduce of a summable pair; distinct: pairs of bits over the run's cycles"
   column -t -s $'\t' "$dots_table"
