@@ -355,6 +355,23 @@ TEST(MultiKernels, KokkosLambdaAccumulatingIntoTheSummableArray) {
   TRIBUTARY_EXPECT_ALL(dots.val[0] == c.want[0] && dots.val[1] == c.want[1]);
 }
 
+// Reduce: the root receives both sums; the other ranks' val stays as it was.
+TEST(MultiKernels, ReduceOfAPairToTheLastRank) {
+  tributary::Context ctx;
+  tributary::Reduce<Pair> dots(ctx, "dots to the last rank");
+  const IntCase c = MakeIntCase();
+  const int root = Size() - 1;
+  dots.val[0] = -1.0;
+  dots.val[1] = -2.0;
+  dots.Expect(ListsOn(Rank()), root, tributary::Sum{});
+  for (int l = 0; l < ListsOn(Rank()); ++l)
+    Contribute(dots, Form::md2, l, c.lists[static_cast<std::size_t>(l)]);
+  Wait(ctx, dots);
+  const bool ok = Rank() == root ? dots.val[0] == c.want[0] && dots.val[1] == c.want[1]
+                                 : dots.val[0] == -1.0 && dots.val[1] == -2.0;
+  TRIBUTARY_EXPECT_ALL(ok);
+}
+
 namespace {
 
 // Rounding-prone data for the exact mode: a quarter of the values large (up to 2^40) and

@@ -212,9 +212,10 @@ class ListPartials {
                     const OpHolderBase<E>& holder, std::size_t scratch);
   template <class Exec>
   bool EndShared(int list, const Exec& exec, bool exact);
-  /// The scratch value of list `list` in the stage BeginShared grew (see there).
+  /// The scratch value V of list `list` in the stage BeginShared grew (see there): in the
+  /// exact stage for V = ExactSums<K>.
   template <class V, class Exec>
-  auto SharedScratch(int list, bool exact) const;
+  auto SharedScratch(int list);
 
   /// The device partials of this generation: the combined values (or merged sums) in host
   /// memory once ready, null before.

@@ -124,9 +124,8 @@ void Batch::ContributeSharedKernel(int list, const Policy& policy, const F& f, c
       using Kernel =
           detail::MultiExactKernel<F, K, Args, Form::into_exact || Form::into_exact_array,
                                    !Form::into_exact && Form::into_exact_array>;
-      Kokkos::parallel_reduce(
-          "tributary::batch_exact_kernel", policy, Kernel{f, to_exact},
-          first.partials_.template SharedScratch<ExactSums<K>, Exec>(list, true));
+      Kokkos::parallel_reduce("tributary::batch_exact_kernel", policy, Kernel{f, to_exact},
+                              first.partials_.template SharedScratch<ExactSums<K>, Exec>(list));
     }
   }
   if constexpr (Form::plain) {
@@ -135,7 +134,7 @@ void Batch::ContributeSharedKernel(int list, const Policy& policy, const F& f, c
       using Kernel = detail::MultiFunctorKernel<F, V, E, K, Op, Args, Form::accumulates>;
       Kokkos::parallel_reduce("tributary::batch_kernel", policy,
                               Kernel{op, first.op_->Identity(), f, to},
-                              first.partials_.template SharedScratch<V, Exec>(list, false));
+                              first.partials_.template SharedScratch<V, Exec>(list));
     }
   }
   Kokkos::Profiling::popRegion();

@@ -275,15 +275,13 @@ bool ListPartials<T>::EndShared(int list, const Exec& exec, bool exact) {
 
 template <class T>
 template <class V, class Exec>
-auto ListPartials<T>::SharedScratch(int list, bool exact) const {
-  if constexpr (IsExactSums<V>::value) {
-    (void)exact;
+auto ListPartials<T>::SharedScratch(int list) {
+  std::lock_guard<std::mutex> lock(device_mutex_);  // another list's BeginShared may grow it
+  if constexpr (IsExactSums<V>::value)
     return static_cast<DeviceStage<ExactSum, Exec>*>(exact_stage_.get())
         ->template ScratchOf<V>(list);
-  } else {
-    (void)exact;
+  else
     return static_cast<DeviceStage<E, Exec>*>(stage_.get())->template ScratchOf<V>(list);
-  }
 }
 
 }  // namespace tributary::detail
