@@ -447,16 +447,8 @@ struct RowSums {
   TwoDots d;
   Kokkos::View<ExactSums<2>*, Mem> out;
   KOKKOS_INLINE_FUNCTION void operator()(const Team& m) const {
-    const int a = m.league_rank();
-    ExactSums<2> row;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(m, static_cast<int>(d.x.extent(1))),
-        [&](int b, ExactSums<2>& s) {
-          s[0] += d.Xy(a, b);
-          s[1] += d.Xx(a, b);
-        },
-        ExactSumReducer<Kokkos::HostSpace, ExactSums<2>>(row));
-    Kokkos::single(Kokkos::PerTeam(m), [&]() { out(a) = row; });
+    const ExactSums<2> row = GiveTeamSums{d}(m);
+    Kokkos::single(Kokkos::PerTeam(m), [&]() { out(m.league_rank()) = row; });
   }
 };
 
