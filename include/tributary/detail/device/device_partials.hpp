@@ -76,7 +76,7 @@ class DeviceStage final : public DeviceStageBase<E> {
     return Scalar(slots_.data() + static_cast<std::size_t>(list) * this->count);
   }
   /// Scratch of `elements` per list (a batch kernel's value before its final step hands each
-  /// member its part, detail/batch_kernels.hpp). Grows, never shrinks; a scratch it
+  /// member its part, detail/device/batch_kernels.hpp). Grows, never shrinks; a scratch it
   /// replaces stays alive until the next generation, since this one's kernels may use it.
   void EnsureScratch(const Exec& exec, std::size_t elements) {
     if (elements <= scratch_stride_ && scratch_.extent(0) >= lists_ * scratch_stride_) return;
