@@ -17,8 +17,7 @@ void AdvanceOthers(Context& ctx, const void* self) noexcept { StateOf(ctx).Advan
 
 void ContextImpl::ProgressAll() { self->Progress(); }
 
-void ContextImpl::AdvanceOthers(const void* self_object) noexcept {
-  const void* self = self_object;
+void ContextImpl::AdvanceOthers(const void* caller) noexcept {
   Registry& r = registry;
   if (size == 1 || r.members.load(std::memory_order_relaxed) <= 1 || !net.MayCallMpi()) return;
   if (CurrentSweep() != 0 && r.hooked_runs.load(std::memory_order_relaxed) > 0) return;
@@ -30,13 +29,13 @@ void ContextImpl::AdvanceOthers(const void* self_object) noexcept {
     const std::size_t k = (r.next_turn + step) % n;
     if (k < r.objects.size()) {
       ReductionCore* core = r.objects[k];
-      if (core == self || !core->NetworkActive()) continue;
+      if (core == caller || !core->NetworkActive()) continue;
       r.next_turn = k;
       core->Advance();
       return;
     }
     const Registry::Poller& p = r.pollers[k - r.objects.size()];
-    if (p.self == self) continue;
+    if (p.self == caller) continue;
     r.next_turn = k;
     p.poll(p.self);
     return;

@@ -404,7 +404,6 @@ bool ReductionCore::AdvanceLocked() {
   if (!draining && State() != Phase::in_flight) return true;
   if (trace_) trace_->Advancing(id_);
 #if TRIBUTARY_HAVE_MPI
-  ReductionHost& host = *host_;
   if (size_ > 1) {
     mpi_->CheckThread(rank_);
     auto mpi = mpi_->LockMpi();

@@ -1,7 +1,6 @@
 // CheckMpi: an MPI error code as an exception that names the call.
-#include "tributary/errors.hpp"
-
 #include "tributary/config.hpp"
+#include "tributary/errors.hpp"
 
 #if TRIBUTARY_HAVE_MPI
 #include <mpi.h>

@@ -304,9 +304,13 @@ class TypedReduction : private ReductionClient {
   /// This rank receives the result (an allreduce, or the root of a reduce).
   bool ReceivesResult() const { return !NotRoot(); }
 
-  std::unique_ptr<ReductionCore> core_;
+  /// The Context of this object, null once it is gone (or the object moved from).
+  Context* ContextOrNull() const noexcept { return core_ ? core_->Ctx() : nullptr; }
+  /// Whether this object has its own lane of the MPI library (its communicator).
+  bool HasLibraryLane() const noexcept { return core_ && core_->HasLibraryLane(); }
 
  private:
+  std::unique_ptr<ReductionCore> core_;
 #if TRIBUTARY_HAVE_KOKKOS
   // The device contributions behind ContributeView and ContributeKernel, defined by the
   // Kokkos layer (detail/device_contributions.hpp).

@@ -129,8 +129,8 @@ class StagedReduction : protected TypedReduction<std::vector<typename T::non_con
         copied_(other.copied_.load(std::memory_order_acquire)) {}
   ~StagedReduction() {
     // The network phase may still write into `val` (device-aware MPI): the core goes first.
-    Context* ctx = this->core_ ? this->core_->Ctx() : nullptr;
-    const std::string name = this->core_ ? Base::Name() : std::string();
+    Context* ctx = Base::ContextOrNull();
+    const std::string name = ctx ? Base::Name() : std::string();
     this->ReleaseCore();
     if (!Kokkos::is_initialized() && val.use_count() > 0) {
       if (ctx)
@@ -162,10 +162,10 @@ class StagedReduction : protected TypedReduction<std::vector<typename T::non_con
       return;
     }
     if constexpr (kLibraryCombines<Op, E>) {
-      if (Base::core_->Ctx()->MpiReadsDeviceMemory() && Base::core_->HasLibraryLane() &&
+      if (Base::ContextOrNull()->MpiReadsDeviceMemory() && Base::HasLibraryLane() &&
           Base::DeterminismMode() == Determinism::fast) {
         const bool receives =
-            collective != Collective::reduce || Base::core_->Ctx()->Rank() == root;
+            collective != Collective::reduce || Base::ContextOrNull()->Rank() == root;
         // tributary-fence-ok: only when the root's result has another length than `val`
         if (receives && input && val.extent(0) != input->extent(0))
           Kokkos::resize(val, input->extent(0));  // tributary-fence-ok
