@@ -5,6 +5,7 @@
 
 #include "core/mpi_registry.hpp"
 #include "core/packed_combine.hpp"
+#include "core/reduction_host.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -44,12 +45,44 @@ void Message::Load(const LaunchSpec& spec) {
   finisher_ = spec_.window ? spec_.window->Rounding() : Finisher{};
   finished_by_schedule_ = false;
   error_.clear();
+  rechoose_ = false;
+  speculating_ = Speculates();
+  if (speculating_) {
+    const ScheduleRequest own = OwnRequest();
+    const ScheduleRequest& a = agreed_request_;
+    // What the selection reads, and the length: where any differs, this rank's message
+    // cannot travel on the agreed schedule and length.
+    stand_in_ = spec_.length != agreed_length_ || own.bytes != a.bytes ||
+                own.builtin_op != a.builtin_op || own.commutative != a.commutative ||
+                own.determinism != a.determinism || own.device_memory != a.device_memory ||
+                own.collective != a.collective;
+  } else {
+    stand_in_ = false;
+  }
+}
+
+bool Message::Speculates() const noexcept {
+  return length_known_ && spec_.check_length && spec_.length_in_header && spec_.packed &&
+         spec_.packed_source && !spec_.window && spec_.collective == Collective::allreduce &&
+         spec_.packed->segments.size() == 1;
+}
+
+std::size_t Message::WireBytes() const noexcept {
+  return sizeof(PackedHeader) + agreed_length_ * spec_.packed->segments.front().elem_size;
 }
 
 ScheduleRequest Message::Request() const noexcept {
+  return speculating_ ? agreed_request_ : OwnRequest();
+}
+
+ScheduleRequest Message::OwnRequest() const noexcept {
   ScheduleRequest r;
   r.collective = spec_.collective;
-  r.bytes = spec_.packed ? spec_.packed->bytes : spec_.payload.count * spec_.payload.elem_size;
+  // The header that carries the length check is the check's, not the value's: the choice
+  // is the same at every debug level.
+  r.bytes = !spec_.packed            ? spec_.payload.count * spec_.payload.elem_size
+            : spec_.length_in_header ? spec_.packed->bytes - sizeof(PackedHeader)
+                                     : spec_.packed->bytes;
   r.builtin_op = spec_.builtin_op;
   r.commutative = spec_.payload.commutative;
   r.determinism = spec_.determinism;
@@ -95,6 +128,10 @@ Message::Next Message::Start(const Env& env, bool chosen, ScheduleKind kind,
     if (spec_.check_length) record.count = 0;  // compared as the length
     record_hash_ = RecordHash(record, object_code_);
     if (chosen) schedule_code_ = ScheduleCode(kind, params);
+  }
+  if (speculating_) {  // the pre-round ran for an earlier generation (see message.hpp)
+    std::memcpy(&saved_header_, spec_.data, sizeof saved_header_);
+    return Next::schedule;
   }
   const WindowNeeds* guess = spec_.window ? spec_.window->Guess() : nullptr;
   if (guess && !spec_.check_length && !full && spec_.collective == Collective::allreduce) {
@@ -164,6 +201,7 @@ Message::Next Message::Poll(bool draining) {
   }
   switch (agreement_->Evaluate()) {
     case Agreement::Verdict::differ: {
+      length_known_ = false;
       if (draining) return Next::finished;  // failed already: no description round
       // Every rank sees the same hashes: all describe themselves, none starts the reduction.
       const std::string schedule =
@@ -180,6 +218,7 @@ Message::Next Message::Poll(bool draining) {
       return Next::wait;
     }
     case Agreement::Verdict::lengths_differ:
+      length_known_ = false;
       if (draining) return Next::finished;
       // Every rank sees the same max and min: all fail together, none starts the reduction.
       error_ = "value lengths differ across ranks: this rank has " + std::to_string(spec_.length) +
@@ -187,6 +226,12 @@ Message::Next Message::Poll(bool draining) {
                " and " + std::to_string(agreement_->MaxLength());
       return Next::failed;
     case Agreement::Verdict::agreed:
+      // Lengths and a schedule compared: the next generations may speculate on them.
+      if (spec_.length_in_header && spec_.packed && schedule_code_ != 0) {
+        length_known_ = true;
+        agreed_length_ = spec_.length;
+        agreed_request_ = OwnRequest();
+      }
       break;
   }
   if (spec_.window) {
@@ -217,6 +262,9 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     args->payload.elem_size = records.elem_size;
     args->payload.combine = records.combine;
     args->payload.combine_state = records.state;
+  } else if (stand_in_) {
+    FillStandIn(kind, args);
+    return false;
   } else if (spec_.packed) {
     args->payload.count = 1;
     args->payload.elem_size = spec_.packed->bytes;
@@ -252,9 +300,72 @@ bool Message::SpeculationMissed() const {
   return misfits != 0;
 }
 
+// A rank whose value does not fit the agreed length and schedule sends this: the agreed
+// length of zeros behind a header that says the ranks disagree, which every rank's combine
+// then carries (PackedCombine), and no segments to combine.
+void Message::FillStandIn(ScheduleKind kind, ScheduleArgs* args) {
+  const std::size_t bytes = WireBytes();
+  stand_in_message_.assign(bytes, 0);
+  PackedHeader h;
+  h.agreement = PackedHeader::kDisagreed;
+  std::memcpy(stand_in_message_.data(), &h, sizeof h);
+  stand_in_layout_.segments.clear();
+  stand_in_layout_.bytes = bytes;
+  stand_in_layout_.rank = env_.rank;
+  stand_in_layout_.error_text = nullptr;
+  args->data = stand_in_message_.data();
+  args->input = nullptr;
+  args->payload.count = 1;
+  args->payload.elem_size = bytes;
+  args->payload.combine = &PackedCombine;
+  args->payload.combine_state = &stand_in_layout_;
+  args->payload.commutative = agreed_request_.commutative;
+  if (kind == ScheduleKind::mpi_library) {
+    args->payload.elem_type = PackedType(&stand_in_layout_);
+    args->payload.op = GenericMpiOp(args->payload.commutative);
+  }
+}
+
+// A speculation has completed: it stands where no rank sent a stand-in and the records
+// agree. Otherwise the message is packed again from its source, the schedule for what this
+// rank really holds is chosen, and the pre-round compares both on every rank (which all
+// take part in, failed or not, so that none waits for another).
+Message::Next Message::SpeculationCompleted() {
+  speculating_ = false;
+  const bool missed = stand_in_ || PackedDisagreed(spec_.data);
+  stand_in_ = false;
+  if (!missed) return Next::finished;
+  std::memcpy(spec_.data, &saved_header_, sizeof saved_header_);
+  const std::size_t body = spec_.packed->bytes - sizeof(PackedHeader);
+  if (body)
+    std::memcpy(static_cast<unsigned char*>(spec_.data) + sizeof(PackedHeader), spec_.packed_source,
+                body);
+  length_known_ = false;
+  rechoose_ = true;
+  chosen_ = false;
+  schedule_code_ = 0;
+  if (env_.host) {
+    try {
+      const ScheduleDecision d = env_.host->Choose(OwnRequest(), env_.slot);
+      kind_ = d.choice.kind;
+      params_ = d.choice.params;
+      chosen_ = true;
+      schedule_code_ = ScheduleCode(kind_, params_);
+    } catch (const UsageError&) {
+      // The options refuse this request here; StartSchedule refuses it again where every
+      // rank refused it, and the pre-round tells the others apart from the ranks that did.
+      schedule_code_ = 1;
+    }
+  }
+  StartPreRound();
+  return Next::wait;
+}
+
 Message::Next Message::Completed(bool rounded, bool draining) {
   finished_by_schedule_ = rounded;
+  if (speculating_) return SpeculationCompleted();
   if (spec_.packed && PackedDisagreed(spec_.data)) {
+    length_known_ = false;
     if (draining) return Next::finished;
     error_ = Disagreement(
         "their operator, element type, count, collective, root, determinism mode or object "

@@ -5,12 +5,23 @@
 // speculation on an earlier window and its retry, the combine of packed messages and their
 // MPI datatype. ReductionCore drives it through Start / Poll / Completed and never reads
 // its bytes.
+//
+// The length speculation (DebugLevel::basic, variable-size values sent packed): once the
+// ranks have agreed on a generation's length and schedule in the pre-round, the next
+// generations skip the pre-round. Every rank sends a message of the agreed length on the
+// schedule chosen for the agreed request; a rank whose value has another length (or whose
+// request would choose otherwise) sends a stand-in whose header says "disagreed" instead of
+// its data. The header's combine carries that, and any difference of the agreement record,
+// to every rank; then all of them run the pre-round on what they really hold and either
+// fail (naming the difference) or run the schedule again on the new length. Messages of
+// equal length on one schedule on every rank: no truncation, no hang.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/agreement.hpp"
 #include "core/packed_combine.hpp"
@@ -20,6 +31,8 @@
 #include "tributary/detail/core/message_spec.hpp"
 
 namespace tributary::detail {
+
+class ReductionHost;
 
 class Message {
  public:
@@ -36,7 +49,9 @@ class Message {
   /// What the schedule is chosen on; for exact records their size is known only once the
   /// window is agreed (ChoosesLate).
   ScheduleRequest Request() const noexcept;
-  bool ChoosesLate() const noexcept { return spec_.window != nullptr; }
+  /// True where the schedule is chosen when it starts (StartSchedule), not at the launch:
+  /// exact records, and a length speculation that missed (the length changed).
+  bool ChoosesLate() const noexcept { return spec_.window != nullptr || rechoose_; }
   /// One rank: nothing to send, the result is the input (Finish rounds exact records).
   void RunAlone();
 
@@ -48,6 +63,10 @@ class Message {
     int rank = 0;
     int size = 1;
     DebugLevel debug = DebugLevel::basic;
+    /// The object's Context and slot: a length speculation that missed chooses the
+    /// schedule for the real length before the pre-round compares it.
+    const ReductionHost* host = nullptr;
+    int slot = -1;
   };
   /// What the core does next.
   enum class Next : std::uint8_t {
@@ -92,7 +111,13 @@ class Message {
   bool SpeculationMissed() const;
   MPI_Datatype PackedType(const PackedLayout* layout);
   ScheduleArgs Base() const;
+  // The length speculation (see the top of this file).
+  void FillStandIn(ScheduleKind kind, ScheduleArgs* args);
+  Next SpeculationCompleted();
 #endif
+  bool Speculates() const noexcept;
+  std::size_t WireBytes() const noexcept;
+  ScheduleRequest OwnRequest() const noexcept;
   void UsePacked(const PackedRecords& packed) noexcept {
     spec_.data = packed.data;
     finisher_.out = packed.rounded;
@@ -108,7 +133,18 @@ class Message {
   bool describing_ = false;            // the description round runs
   bool speculative_ = false;           // the records run in a window agreed before
   bool finished_by_schedule_ = false;  // the schedule rounded the records
+  // The length speculation: the request and length the ranks agreed on last (compared in a
+  // pre-round with the schedule it chooses, or confirmed by a speculation since).
+  bool length_known_ = false;
+  std::uint64_t agreed_length_ = 0;
+  ScheduleRequest agreed_request_;
+  bool speculating_ = false;  // this generation runs on the agreed length, no pre-round
+  bool stand_in_ = false;     // and sends the stand-in (its value differs from the agreed)
+  bool rechoose_ = false;     // the speculation missed: the schedule is chosen again
 #if TRIBUTARY_HAVE_MPI
+  PackedHeader saved_header_;  // the packed message's header before a speculation
+  std::vector<unsigned char> stand_in_message_;
+  PackedLayout stand_in_layout_;  // no segments: a stand-in carries nothing to combine
   Env env_;
   std::unique_ptr<Agreement> agreement_;
   bool chosen_ = false;  // the schedule below is this generation's

@@ -360,6 +360,8 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     env.rank = rank_;
     env.size = size_;
     env.debug = host.Options().debug;
+    env.host = &host;
+    env.slot = pool_slot_;
     if (message_->Start(env, !message_->ChoosesLate(), kind_, params_) == Message::Next::schedule)
       StartSchedule();
   } catch (const MpiError& e) {

@@ -282,7 +282,8 @@ class TypedReduction : private ReductionClient {
     ArmHandWired(op, collective, root);
     LaunchSpec spec = SpecOf(count);
     spec.device_memory = true;
-    if (NotRoot())  // sends from the input (or val), which stays unchanged
+    spec.length_in_header = false;  // device memory goes to the library as it is: no header
+    if (NotRoot())                  // sends from the input (or val), which stays unchanged
       message_.SetPlain(&spec, const_cast<E*>(input ? input : data), nullptr, count, true, *op_);
     else
       message_.SetPlain(&spec, data, input, count, false, *op_);
@@ -445,7 +446,7 @@ class TypedReduction : private ReductionClient {
     if constexpr (Traits::dynamic)
       if (input) Traits::Resize(source, count);
     LaunchSpec spec = SpecOf(count);
-    if (op_->direct && combine_error.empty())
+    if (op_->direct && combine_error.empty() && !spec.length_in_header)
       message_.SetPlain(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count,
                         read_only, *op_);
     else
@@ -462,6 +463,9 @@ class TypedReduction : private ReductionClient {
     spec.root = root_;
     spec.length = count;
     spec.check_length = Traits::dynamic && o.debug != DebugLevel::none;
+    // An allreduce only: a reduce's other ranks would not learn what the root's header says.
+    spec.length_in_header =
+        Traits::dynamic && o.debug == DebugLevel::basic && collective_ == Collective::allreduce;
     if (o.debug != DebugLevel::none) {
       AgreementRecord& a = spec.agreement;
       a.op = op_->Signature();
