@@ -21,6 +21,23 @@ void StampAgreement(void* data, std::uint64_t hash) noexcept {
   std::memcpy(data, &h, sizeof h);
 }
 
+// Whether `kind` carries a message of `bytes` as one piece, so that a header before the
+// elements reaches every combine (the speculation's condition). The MPI library does, but
+// a large message as one element of an opaque type would keep it from splitting it.
+bool MovesWhole(ScheduleKind kind, std::size_t bytes) noexcept {
+  switch (kind) {
+    case ScheduleKind::recursive_doubling:
+    case ScheduleKind::knomial:
+    case ScheduleKind::binomial:
+    case ScheduleKind::reduce_bcast:
+      return true;
+    case ScheduleKind::mpi_library:
+      return bytes <= 65536;
+    default:
+      return false;
+  }
+}
+
 // True when a completed packed message says that the ranks' records differ.
 bool PackedDisagreed(const void* data) noexcept {
   PackedHeader h;
@@ -62,13 +79,8 @@ void Message::Load(const LaunchSpec& spec) {
 }
 
 bool Message::Speculates() const noexcept {
-  return length_known_ && spec_.check_length && spec_.length_in_header && spec_.packed &&
-         spec_.packed_source && !spec_.window && spec_.collective == Collective::allreduce &&
-         spec_.packed->segments.size() == 1;
-}
-
-std::size_t Message::WireBytes() const noexcept {
-  return sizeof(PackedHeader) + agreed_length_ * spec_.packed->segments.front().elem_size;
+  return length_known_ && spec_.check_length && spec_.length_in_header && !spec_.packed &&
+         !spec_.window && !spec_.device_memory && spec_.collective == Collective::allreduce;
 }
 
 ScheduleRequest Message::Request() const noexcept {
@@ -78,11 +90,7 @@ ScheduleRequest Message::Request() const noexcept {
 ScheduleRequest Message::OwnRequest() const noexcept {
   ScheduleRequest r;
   r.collective = spec_.collective;
-  // The header that carries the length check is the check's, not the value's: the choice
-  // is the same at every debug level.
-  r.bytes = !spec_.packed            ? spec_.payload.count * spec_.payload.elem_size
-            : spec_.length_in_header ? spec_.packed->bytes - sizeof(PackedHeader)
-                                     : spec_.packed->bytes;
+  r.bytes = spec_.packed ? spec_.packed->bytes : spec_.payload.count * spec_.payload.elem_size;
   r.builtin_op = spec_.builtin_op;
   r.commutative = spec_.payload.commutative;
   r.determinism = spec_.determinism;
@@ -129,10 +137,7 @@ Message::Next Message::Start(const Env& env, bool chosen, ScheduleKind kind,
     record_hash_ = RecordHash(record, object_code_);
     if (chosen) schedule_code_ = ScheduleCode(kind, params);
   }
-  if (speculating_) {  // the pre-round ran for an earlier generation (see message.hpp)
-    std::memcpy(&saved_header_, spec_.data, sizeof saved_header_);
-    return Next::schedule;
-  }
+  if (speculating_) return Next::schedule;  // the pre-round ran for an earlier generation
   const WindowNeeds* guess = spec_.window ? spec_.window->Guess() : nullptr;
   if (guess && !spec_.check_length && !full && spec_.collective == Collective::allreduce) {
     // An exact allreduce with a window agreed before. Large messages are written in it
@@ -226,8 +231,10 @@ Message::Next Message::Poll(bool draining) {
                " and " + std::to_string(agreement_->MaxLength());
       return Next::failed;
     case Agreement::Verdict::agreed:
-      // Lengths and a schedule compared: the next generations may speculate on them.
-      if (spec_.length_in_header && spec_.packed && schedule_code_ != 0) {
+      // Lengths and a schedule compared: the next generations may speculate on them where
+      // the schedule moves the message whole (a header rides on one piece only).
+      if (spec_.length_in_header && !spec_.packed && !spec_.window && chosen_ &&
+          schedule_code_ != 0 && MovesWhole(kind_, OwnRequest().bytes)) {
         length_known_ = true;
         agreed_length_ = spec_.length;
         agreed_request_ = OwnRequest();
@@ -262,8 +269,8 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     args->payload.elem_size = records.elem_size;
     args->payload.combine = records.combine;
     args->payload.combine_state = records.state;
-  } else if (stand_in_) {
-    FillStandIn(kind, args);
+  } else if (speculating_) {
+    FillSpeculation(kind, args);
     return false;
   } else if (spec_.packed) {
     args->payload.count = 1;
@@ -300,46 +307,57 @@ bool Message::SpeculationMissed() const {
   return misfits != 0;
 }
 
-// A rank whose value does not fit the agreed length and schedule sends this: the agreed
-// length of zeros behind a header that says the ranks disagree, which every rank's combine
-// then carries (PackedCombine), and no segments to combine.
-void Message::FillStandIn(ScheduleKind kind, ScheduleArgs* args) {
-  const std::size_t bytes = WireBytes();
-  stand_in_message_.assign(bytes, 0);
+// The speculation's message: the header with the record's hash, then the elements (from
+// the contribution; the result is copied back on completion). A rank whose value does not
+// fit the agreed length and schedule sends the agreed length of zeros behind a header that
+// says the ranks disagree, which every rank's combine then carries (PackedCombine), with no
+// segment to combine.
+void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
+  const std::size_t elem = spec_.payload.elem_size;
+  const std::size_t body = agreed_length_ * elem;
+  wire_.resize(sizeof(PackedHeader) + body);
   PackedHeader h;
-  h.agreement = PackedHeader::kDisagreed;
-  std::memcpy(stand_in_message_.data(), &h, sizeof h);
-  stand_in_layout_.segments.clear();
-  stand_in_layout_.bytes = bytes;
-  stand_in_layout_.rank = env_.rank;
-  stand_in_layout_.error_text = nullptr;
-  args->data = stand_in_message_.data();
+  h.agreement = stand_in_ ? PackedHeader::kDisagreed : record_hash_;
+  std::memcpy(wire_.data(), &h, sizeof h);
+  wire_layout_.bytes = wire_.size();
+  wire_layout_.rank = env_.rank;
+  wire_layout_.error_text = nullptr;
+  if (stand_in_) {
+    wire_layout_.segments.clear();
+    if (body) std::memset(wire_.data() + sizeof h, 0, body);
+  } else {
+    if (wire_layout_.segments.size() != 1) wire_layout_.segments.resize(1);
+    wire_layout_.segments[0] =
+        PackedSegment{0, agreed_length_, elem, spec_.payload.combine, spec_.payload.combine_state};
+    const void* from = spec_.input ? spec_.input : spec_.data;
+    if (body) std::memcpy(wire_.data() + sizeof h, from, body);
+  }
+  args->data = wire_.data();
   args->input = nullptr;
   args->payload.count = 1;
-  args->payload.elem_size = bytes;
+  args->payload.elem_size = wire_.size();
   args->payload.combine = &PackedCombine;
-  args->payload.combine_state = &stand_in_layout_;
+  args->payload.combine_state = &wire_layout_;
   args->payload.commutative = agreed_request_.commutative;
   if (kind == ScheduleKind::mpi_library) {
-    args->payload.elem_type = PackedType(&stand_in_layout_);
+    args->payload.elem_type = PackedType(&wire_layout_);
     args->payload.op = GenericMpiOp(args->payload.commutative);
   }
 }
 
 // A speculation has completed: it stands where no rank sent a stand-in and the records
-// agree. Otherwise the message is packed again from its source, the schedule for what this
-// rank really holds is chosen, and the pre-round compares both on every rank (which all
-// take part in, failed or not, so that none waits for another).
+// agree (the result goes to the elements). Otherwise the schedule for what this rank really
+// holds is chosen and the pre-round compares both on every rank (which all take part in,
+// failed or not, so that none waits for another); the elements are untouched.
 Message::Next Message::SpeculationCompleted() {
   speculating_ = false;
-  const bool missed = stand_in_ || PackedDisagreed(spec_.data);
+  const bool missed = stand_in_ || PackedDisagreed(wire_.data());
   stand_in_ = false;
-  if (!missed) return Next::finished;
-  std::memcpy(spec_.data, &saved_header_, sizeof saved_header_);
-  const std::size_t body = spec_.packed->bytes - sizeof(PackedHeader);
-  if (body)
-    std::memcpy(static_cast<unsigned char*>(spec_.data) + sizeof(PackedHeader), spec_.packed_source,
-                body);
+  if (!missed) {
+    const std::size_t body = agreed_length_ * spec_.payload.elem_size;
+    if (body) std::memcpy(spec_.data, wire_.data() + sizeof(PackedHeader), body);
+    return Next::finished;
+  }
   length_known_ = false;
   rechoose_ = true;
   chosen_ = false;

@@ -6,15 +6,17 @@
 // MPI datatype. ReductionCore drives it through Start / Poll / Completed and never reads
 // its bytes.
 //
-// The length speculation (DebugLevel::basic, variable-size values sent packed): once the
-// ranks have agreed on a generation's length and schedule in the pre-round, the next
-// generations skip the pre-round. Every rank sends a message of the agreed length on the
-// schedule chosen for the agreed request; a rank whose value has another length (or whose
-// request would choose otherwise) sends a stand-in whose header says "disagreed" instead of
-// its data. The header's combine carries that, and any difference of the agreement record,
-// to every rank; then all of them run the pre-round on what they really hold and either
-// fail (naming the difference) or run the schedule again on the new length. Messages of
-// equal length on one schedule on every rank: no truncation, no hang.
+// The length speculation (DebugLevel::basic, an allreduce of a variable-size value with a
+// builtin operator): once the ranks have agreed on a generation's length and schedule in
+// the pre-round, and that schedule moves the message whole (it does not split it into
+// pieces), the next generations skip the pre-round. Each rank copies its elements behind a
+// PackedHeader that carries the agreement record's hash, and every rank sends a message of
+// the agreed length on the schedule chosen for the agreed request; a rank whose value has
+// another length (or whose request would choose otherwise) sends a stand-in whose header
+// says "disagreed" instead. The header's combine carries that, and any difference of the
+// record, to every rank; then all of them run the pre-round on what they really hold and
+// either fail (naming the difference) or run the schedule again, on the elements in place.
+// Messages of equal length on one schedule on every rank: no truncation, no hang.
 #pragma once
 
 #include <cstddef>
@@ -112,11 +114,10 @@ class Message {
   MPI_Datatype PackedType(const PackedLayout* layout);
   ScheduleArgs Base() const;
   // The length speculation (see the top of this file).
-  void FillStandIn(ScheduleKind kind, ScheduleArgs* args);
+  void FillSpeculation(ScheduleKind kind, ScheduleArgs* args);
   Next SpeculationCompleted();
 #endif
   bool Speculates() const noexcept;
-  std::size_t WireBytes() const noexcept;
   ScheduleRequest OwnRequest() const noexcept;
   void UsePacked(const PackedRecords& packed) noexcept {
     spec_.data = packed.data;
@@ -142,9 +143,8 @@ class Message {
   bool stand_in_ = false;     // and sends the stand-in (its value differs from the agreed)
   bool rechoose_ = false;     // the speculation missed: the schedule is chosen again
 #if TRIBUTARY_HAVE_MPI
-  PackedHeader saved_header_;  // the packed message's header before a speculation
-  std::vector<unsigned char> stand_in_message_;
-  PackedLayout stand_in_layout_;  // no segments: a stand-in carries nothing to combine
+  std::vector<unsigned char> wire_;  // the header and the elements (or the stand-in)
+  PackedLayout wire_layout_;         // one segment of the elements; none for a stand-in
   Env env_;
   std::unique_ptr<Agreement> agreement_;
   bool chosen_ = false;  // the schedule below is this generation's

@@ -3,8 +3,8 @@
 // without it on the agreed length, and still fail on every rank where one rank's length,
 // operator or element count changed, with the same messages as the pre-round gives; where
 // every rank changed its length alike, the generation completes on the new length. On
-// Tributary's own schedules and on the MPI library's. A reduce keeps the length round (its
-// other ranks would not learn what the root's header says): checked alike.
+// Tributary's own schedules and on the MPI library's. A schedule that splits the message
+// and a reduce keep the length round: checked alike.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -179,12 +179,15 @@ TEST_P(LengthHeader, ReduceToTheRoot) {
 }
 
 std::string KindName(const ::testing::TestParamInfo<ScheduleKind>& param) {
-  return param.param == ScheduleKind::mpi_library ? "MpiLibrary" : "Own";
+  return param.param == ScheduleKind::mpi_library    ? "MpiLibrary"
+         : param.param == ScheduleKind::rabenseifner ? "Splitting"
+                                                     : "Own";
 }
 
+// Rabenseifner splits the message into pieces: it keeps the length round, checked alike.
 INSTANTIATE_TEST_SUITE_P(Schedules, LengthHeader,
                          ::testing::Values(ScheduleKind::recursive_doubling,
-                                           ScheduleKind::mpi_library),
+                                           ScheduleKind::mpi_library, ScheduleKind::rabenseifner),
                          KindName);
 
 }  // namespace

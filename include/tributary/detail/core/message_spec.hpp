@@ -197,10 +197,9 @@ struct LaunchSpec {
   /// that every rank has the same (DebugLevel::basic and above).
   std::uint64_t length = 0;
   bool check_length = false;
-  /// DebugLevel::basic, allreduce: the length rides on the packed message's header instead
-  /// of a round of its own, once an earlier generation has agreed on one (src/message.hpp,
-  /// "the length speculation"). The typed layer then sends the value packed, from
-  /// `packed_source`; the schedule is chosen on the value's bytes, without the header.
+  /// DebugLevel::basic, an allreduce of plain elements: the length may ride on a header the
+  /// message unit puts before the elements, instead of a round of its own, once an earlier
+  /// generation has agreed on one (src/message.hpp, "the length speculation").
   bool length_in_header = false;
   /// What every rank must agree on (compared at DebugLevel::full before every generation,
   /// at DebugLevel::basic where a round sent anyway can carry it; docs/reductions.md).
@@ -219,9 +218,6 @@ struct LaunchSpec {
   bool device_memory = false;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
-  /// Where the packed message's elements were copied from, unchanged until the generation
-  /// completes (the contribution): a length speculation that missed packs them again.
-  const void* packed_source = nullptr;
   /// Exact sums (Determinism::rank_count_independent): the encoding that writes the
   /// message once the ranks agree on its window (`data` and `packed` come from its Pack).
   WindowCodec* window = nullptr;

@@ -59,7 +59,6 @@ class TypedMessage {
     if (count) std::memcpy(body, source, count * sizeof(E));
     spec->data = packed_.Data();
     spec->packed = packed_.Layout();
-    spec->packed_source = source;
     encoding_ = Encoding::packed;
   }
 

@@ -446,7 +446,7 @@ class TypedReduction : private ReductionClient {
     if constexpr (Traits::dynamic)
       if (input) Traits::Resize(source, count);
     LaunchSpec spec = SpecOf(count);
-    if (op_->direct && combine_error.empty() && !spec.length_in_header)
+    if (op_->direct && combine_error.empty())
       message_.SetPlain(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count,
                         read_only, *op_);
     else
@@ -464,6 +464,7 @@ class TypedReduction : private ReductionClient {
     spec.length = count;
     spec.check_length = Traits::dynamic && o.debug != DebugLevel::none;
     // An allreduce only: a reduce's other ranks would not learn what the root's header says.
+    // The message unit speculates only on plain elements (a builtin operator).
     spec.length_in_header =
         Traits::dynamic && o.debug == DebugLevel::basic && collective_ == Collective::allreduce;
     if (o.debug != DebugLevel::none) {
