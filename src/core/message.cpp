@@ -76,6 +76,7 @@ void Message::Load(const LaunchSpec& spec) {
   } else {
     stand_in_ = false;
   }
+  beside_ = speculating_ && !agreed_whole_;
 }
 
 bool Message::Speculates() const noexcept {
@@ -137,7 +138,10 @@ Message::Next Message::Start(const Env& env, bool chosen, ScheduleKind kind,
     record_hash_ = RecordHash(record, object_code_);
     if (chosen) schedule_code_ = ScheduleCode(kind, params);
   }
-  if (speculating_) return Next::schedule;  // the pre-round ran for an earlier generation
+  if (speculating_) {  // the pre-round ran for an earlier generation
+    if (beside_) StartBeside();
+    return Next::schedule;
+  }
   const WindowNeeds* guess = spec_.window ? spec_.window->Guess() : nullptr;
   if (guess && !spec_.check_length && !full && spec_.collective == Collective::allreduce) {
     // An exact allreduce with a window agreed before. Large messages are written in it
@@ -175,6 +179,39 @@ ScheduleArgs Message::Base() const {
   return base;
 }
 
+// The schedule this rank's own request chooses, for the pre-round to compare (a
+// speculation whose value does not fit the agreed one). A choice the options refuse gets a
+// code of its own: the pre-round then tells the ranks that refused it from those that did
+// not, and where every rank did, StartSchedule refuses it on every rank.
+void Message::ChooseOwn() {
+  chosen_ = false;
+  schedule_code_ = 0;
+  if (!env_.host) return;
+  try {
+    const ScheduleDecision d = env_.host->Choose(OwnRequest(), env_.slot);
+    kind_ = d.choice.kind;
+    params_ = d.choice.params;
+    chosen_ = true;
+    schedule_code_ = ScheduleCode(kind_, params_);
+  } catch (const UsageError&) {
+    schedule_code_ = 1;
+  }
+}
+
+// A speculation on a schedule that splits the message: the pre-round runs beside it on
+// what this rank holds (the core advances it with the schedule, ProgressBeside), and
+// decides once both are done (Completed, then Poll).
+void Message::StartBeside() {
+  if (stand_in_) ChooseOwn();
+  StartPreRound();
+  pending_ = false;  // the schedule runs meanwhile
+  beside_running_ = true;
+}
+
+void Message::ProgressBeside() {
+  if (beside_running_ && agreement_->Progress()) beside_running_ = false;
+}
+
 // The pre-round (src/core/agreement.cpp): lengths, the agreement record, the schedule and the
 // exact-sum window, in one small allreduce on the Context's communicator.
 void Message::StartPreRound(const WindowNeeds* measured) {
@@ -207,6 +244,7 @@ Message::Next Message::Poll(bool draining) {
   switch (agreement_->Evaluate()) {
     case Agreement::Verdict::differ: {
       length_known_ = false;
+      after_beside_ = stand_in_ = false;
       if (draining) return Next::finished;  // failed already: no description round
       // Every rank sees the same hashes: all describe themselves, none starts the reduction.
       const std::string schedule =
@@ -224,6 +262,7 @@ Message::Next Message::Poll(bool draining) {
     }
     case Agreement::Verdict::lengths_differ:
       length_known_ = false;
+      after_beside_ = stand_in_ = false;
       if (draining) return Next::finished;
       // Every rank sees the same max and min: all fail together, none starts the reduction.
       error_ = "value lengths differ across ranks: this rank has " + std::to_string(spec_.length) +
@@ -231,13 +270,24 @@ Message::Next Message::Poll(bool draining) {
                " and " + std::to_string(agreement_->MaxLength());
       return Next::failed;
     case Agreement::Verdict::agreed:
-      // Lengths and a schedule compared: the next generations may speculate on them where
-      // the schedule moves the message whole (a header rides on one piece only).
+      // Lengths and a schedule compared: the next generations may speculate on them, with
+      // a header where the schedule moves the message whole (it rides on one piece only),
+      // else with the pre-round beside the schedule.
       if (spec_.length_in_header && !spec_.packed && !spec_.window && chosen_ &&
-          schedule_code_ != 0 && MovesWhole(kind_, OwnRequest().bytes)) {
+          schedule_code_ > 1) {
         length_known_ = true;
         agreed_length_ = spec_.length;
         agreed_request_ = OwnRequest();
+        agreed_whole_ = MovesWhole(kind_, agreed_request_.bytes);
+      }
+      if (after_beside_) {  // the schedule beside it has completed
+        after_beside_ = false;
+        if (!stand_in_) return Next::finished;
+        // Every rank sent a stand-in (the lengths or the operator changed alike): the
+        // schedule chosen for what they hold now runs on their values.
+        stand_in_ = false;
+        rechoose_ = true;
+        return Next::schedule;
       }
       break;
   }
@@ -269,8 +319,16 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     args->payload.elem_size = records.elem_size;
     args->payload.combine = records.combine;
     args->payload.combine_state = records.state;
-  } else if (speculating_) {
+  } else if (speculating_ && !beside_) {
     FillSpeculation(kind, args);
+    return false;
+  } else if (speculating_ && stand_in_) {
+    // Beside a splitting schedule: the agreed length of zeros instead of this rank's value.
+    wire_.assign(agreed_length_ * spec_.payload.elem_size, 0);
+    args->data = wire_.data();
+    args->input = nullptr;
+    args->payload.count = agreed_length_;
+    args->payload.commutative = agreed_request_.commutative;
     return false;
   } else if (spec_.packed) {
     args->payload.count = 1;
@@ -360,27 +418,24 @@ Message::Next Message::SpeculationCompleted() {
   }
   length_known_ = false;
   rechoose_ = true;
-  chosen_ = false;
-  schedule_code_ = 0;
-  if (env_.host) {
-    try {
-      const ScheduleDecision d = env_.host->Choose(OwnRequest(), env_.slot);
-      kind_ = d.choice.kind;
-      params_ = d.choice.params;
-      chosen_ = true;
-      schedule_code_ = ScheduleCode(kind_, params_);
-    } catch (const UsageError&) {
-      // The options refuse this request here; StartSchedule refuses it again where every
-      // rank refused it, and the pre-round tells the others apart from the ranks that did.
-      schedule_code_ = 1;
-    }
-  }
+  ChooseOwn();
   StartPreRound();
   return Next::wait;
 }
 
 Message::Next Message::Completed(bool rounded, bool draining) {
   finished_by_schedule_ = rounded;
+  if (speculating_ && beside_) {
+    // The schedule is done; the pre-round beside it decides: at once where it is done and
+    // this rank sent its value, else in Poll (which also runs the schedule again where every
+    // rank sent a stand-in, through the core's StartSchedule).
+    speculating_ = false;
+    beside_running_ = false;
+    after_beside_ = true;
+    pending_ = true;
+    if (!stand_in_ && !agreement_->Active()) return Poll(draining);
+    return Next::wait;
+  }
   if (speculating_) return SpeculationCompleted();
   if (spec_.packed && PackedDisagreed(spec_.data)) {
     length_known_ = false;
@@ -400,17 +455,17 @@ Message::Next Message::Completed(bool rounded, bool draining) {
   return Next::finished;
 }
 
-bool Message::Cancel() noexcept { return !pending_ || agreement_->Cancel(); }
+bool Message::Cancel() noexcept { return !(pending_ || beside_running_) || agreement_->Cancel(); }
 
 bool Message::Quiet() noexcept {
-  if (pending_ && !agreement_->Quiet()) return false;
-  pending_ = false;
+  if ((pending_ || beside_running_) && !agreement_->Quiet()) return false;
+  pending_ = beside_running_ = false;
   return true;
 }
 
 void Message::Release() noexcept {
-  if (pending_) agreement_->Release();
-  pending_ = false;
+  if (pending_ || beside_running_) agreement_->Release();
+  pending_ = beside_running_ = false;
 }
 
 MPI_Datatype Message::PackedType(const PackedLayout* layout) {

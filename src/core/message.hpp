@@ -85,6 +85,10 @@ class Message {
   Next Poll(bool draining);
   /// True while a round of the agreement runs (Poll).
   bool Waiting() const noexcept { return pending_; }
+  /// Advances a pre-round that runs beside the schedule (a length speculation on a schedule
+  /// that splits the message); nothing otherwise. Called with the schedule's progress.
+  /// Never blocks.
+  void ProgressBeside();
   /// The schedule's bytes for `kind`: data, input, result, payload, and the finisher of
   /// exact records; stamps the record in a packed header. Returns true where the data must
   /// stay unchanged (a reduce's other ranks: the schedule gets a copy where it writes).
@@ -116,6 +120,8 @@ class Message {
   // The length speculation (see the top of this file).
   void FillSpeculation(ScheduleKind kind, ScheduleArgs* args);
   Next SpeculationCompleted();
+  void StartBeside();
+  void ChooseOwn();
 #endif
   bool Speculates() const noexcept;
   ScheduleRequest OwnRequest() const noexcept;
@@ -139,9 +145,13 @@ class Message {
   bool length_known_ = false;
   std::uint64_t agreed_length_ = 0;
   ScheduleRequest agreed_request_;
-  bool speculating_ = false;  // this generation runs on the agreed length, no pre-round
-  bool stand_in_ = false;     // and sends the stand-in (its value differs from the agreed)
-  bool rechoose_ = false;     // the speculation missed: the schedule is chosen again
+  bool agreed_whole_ = false;    // the agreed schedule moves the message whole: a header
+  bool speculating_ = false;     // this generation runs on the agreed length, no pre-round
+  bool beside_ = false;          // with the pre-round beside the schedule, not a header
+  bool stand_in_ = false;        // and sends the stand-in (its value differs from the agreed)
+  bool rechoose_ = false;        // the speculation missed: the schedule is chosen again
+  bool beside_running_ = false;  // the pre-round beside the schedule has not completed
+  bool after_beside_ = false;    // Poll decides on a schedule that has completed
 #if TRIBUTARY_HAVE_MPI
   std::vector<unsigned char> wire_;  // the header and the elements (or the stand-in)
   PackedLayout wire_layout_;         // one segment of the elements; none for a stand-in

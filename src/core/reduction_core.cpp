@@ -419,6 +419,7 @@ bool ReductionCore::AdvanceLocked() {
       if (next == Message::Next::schedule) StartSchedule();
     }
     if (next != Message::Next::finished && next != Message::Next::failed && run_->Active()) {
+      message_->ProgressBeside();  // a length check running beside the schedule, if any
       if (!run_->Progress()) return false;
       run_->Stop();
       next = message_->Completed(run_->Finished(), false);

@@ -322,11 +322,13 @@ TEST(Selection, TheNetworkIsLearntAtStartUp) {
                          net->source.find("measured at start-up") != std::string::npos);
     if (!net) return;
     first = *net;
+    // Times only > 0: on ranks oversubscribing a loaded machine one size's best round
+    // trip can take longer than a larger one's.
     bool sizes = first.inter[0].first == 8;
-    for (std::size_t i = 1; i < first.inter.size(); ++i)
-      sizes = sizes && first.inter[i].first == 2 * first.inter[i - 1].first;
-    TRIBUTARY_EXPECT_ALL(sizes && first.inter[0].second > 0 &&
-                         first.inter.back().second > first.inter.front().second);
+    for (std::size_t i = 0; i < first.inter.size(); ++i)
+      sizes = sizes && first.inter[i].second > 0 &&
+              (i == 0 || first.inter[i].first == 2 * first.inter[i - 1].first);
+    TRIBUTARY_EXPECT_ALL(sizes);
   }
   {
     tributary::Context again(o);  // kept: the same figures on every rank
