@@ -221,6 +221,11 @@ void Message::StartPreRound(const WindowNeeds* measured) {
   in.length = static_cast<std::int64_t>(spec_.length);
   in.check_length = spec_.check_length;
   in.window = measured ? *measured : spec_.window ? spec_.window->Measure() : WindowNeeds{};
+  if (env_.host) {  // the tree's schedule for a small allreduce
+    const SelectionChoice c = env_.host->AgreementSchedule();
+    in.kind = c.kind;
+    in.params = c.params;
+  }
   agreement_->StartPreRound(in, Base());
   pending_ = true;
 }
