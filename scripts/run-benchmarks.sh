@@ -72,7 +72,7 @@ summary="$out/summary.md"
 b="$TRIBUTARY_BUILD/bench"
 
 # The number of sections this run has (kept in step with the calls below) and a clock.
-total=$((18 + (full ? 1 : 0)))
+total=$((19 + (full ? 1 : 0)))
 done_sections=0
 started=$SECONDS
 # section ID TITLE COMMAND...: runs it; its stdout goes to sections/ID.md (the blocks of
@@ -97,6 +97,8 @@ np3=("${TRIBUTARY_LAUNCH[@]}")
 tributary_launcher 1
 np1=("${TRIBUTARY_LAUNCH[@]}")
 section reductions-np2 "Reductions at 2 ranks" "${np2[@]}" "$b/core/bench_reductions" "${quick[@]}" --csv "$out/reductions.csv"
+section reductions-length-np4 "The length check at 4 ranks" "${np4[@]}" "$b/core/bench_reductions" --sections length \
+  "${quick[@]}" --csv "$out/reductions.csv"
 section device-np1 "Device partials at 1 rank" "${np1[@]}" "$b/device/bench_device" "${quick[@]}" --csv "$out/device.csv"
 section blocks-np2 "Block patterns at 2 ranks" "${np2[@]}" "$b/blocks/bench_blocks" "${quick[@]}" --csv "$out/blocks.csv"
 section keyed-np2 "Keyed collectives at 2 ranks" "${np2[@]}" "$b/keyed/bench_keyed" "${quick[@]}" --csv "$out/keyed.csv"

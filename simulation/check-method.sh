@@ -4,7 +4,10 @@
 #      and within one, at 8 B and 1 MiB, within 1 % of the platform's derived network
 #      profile (simulation/network-profile.sh);
 #   2. bench_simulation check at 64 ranks on 4 nodes: every collective's answer right, and
-#      an overlap run that took less time than its own computation fails it.
+#      an overlap run that took less time than its own computation fails it;
+#   3. the built-in tree with no network profile given (measured at start-up) against SMPI's
+#      MPI_Allreduce (ompi) on hilat-16x16, a platform nothing was tuned on, at 32 ranks,
+#      8 B and 64 KiB: within 1.05x or faster (check-untuned.sh; about 3 s).
 #   simulation/check-method.sh [BUILD_DIR]   (default build/smpi)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,3 +28,5 @@ TRIBUTARY_SMPI_RANKS_PER_NODE=16 "$here/smpirun.sh" -n 32 "$bench" pingpong --si
     exit (d > 0.01 || d < -0.01) ? 1 : 0 }' || { echo "the simulator strays from the platform's model" >&2; exit 1; }
 done
 TRIBUTARY_SMPI_RANKS_PER_NODE=16 "$here/smpirun.sh" -n 64 "$bench" check
+"$here/check-untuned.sh" --build "$build" --ranks 32 --sizes 8,65536 --platforms hilat-16x16 \
+  --selectors ompi

@@ -15,8 +15,11 @@
 #                            build/smpi/simulation/libtributary_nic_platform.so)
 #     --cfg=NAME:VALUE       any further SimGrid setting (repeatable); a platform's own
 #                            settings are read from <platform>.cfg beside it
+#     --measured-network     no TRIBUTARY_NETWORK: each Context that spans nodes measures
+#                            the network at start-up, as on a real cluster
 #   The program gets TRIBUTARY_NETWORK, the platform's network profile (network-profile.sh),
-#   unless it is set already: Tributary's cluster selection models that network.
+#   unless it is set already or --measured-network is given: Tributary's cluster selection
+#   models that network.
 #   --version prints SimGrid's version (CMake recognises the launcher by it).
 # SimGrid's own log lines go to stderr at warning level and above only.
 set -euo pipefail
@@ -26,6 +29,7 @@ platform=""
 rpn="${TRIBUTARY_SMPI_RANKS_PER_NODE:-16}"
 selector="${TRIBUTARY_SMPI_COLL_SELECTOR:-ompi}"
 nic=""
+measured=0
 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -35,12 +39,13 @@ while [[ $# -gt 0 ]]; do
     --ranks-per-node) rpn="$2"; shift 2 ;;
     --coll-selector) selector="$2"; shift 2 ;;
     --nic) nic="$2"; shift 2 ;;
+    --measured-network) measured=1; shift ;;
     --cfg=*) extra+=("$1"); shift ;;
     --oversubscribe) shift ;;  # Open MPI's flag, meaningless here
     *) break ;;
   esac
 done
-[[ -n "$np" && $# -ge 1 ]] || { sed -n '4,21p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+[[ -n "$np" && $# -ge 1 ]] || { sed -n '4,25p' "${BASH_SOURCE[0]}" >&2; exit 2; }
 nodes_needed=$(((np + rpn - 1) / rpn))
 if [[ -z "$platform" ]]; then
   for p in 16x16 256x16 1024x16; do
@@ -86,7 +91,9 @@ if [[ -f "$sidecar" ]]; then
     [[ -z "$line" || "$line" == \#* ]] || cfg+=("$line")
   done <"$sidecar"
 fi
-if [[ -z "${TRIBUTARY_NETWORK:-}" ]]; then
+if ((measured)); then
+  unset TRIBUTARY_NETWORK
+elif [[ -z "${TRIBUTARY_NETWORK:-}" ]]; then
   profile=$(mktemp "${TMPDIR:-/tmp}/tributary-network.XXXXXX")
   TRIBUTARY_NIC_INJECTION="$nic" "$here/network-profile.sh" "$platform" >"$profile"
   export TRIBUTARY_NETWORK="$profile"

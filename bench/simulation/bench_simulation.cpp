@@ -134,7 +134,8 @@ int PingPong(const std::vector<std::size_t>& sizes, int reps) {
 }
 
 // A Tributary variant run with DebugLevel::basic (the default: a std::vector value's length is
-// checked on every rank by one extra small allreduce per generation) is labelled "+check".
+// checked on every rank, on the message's header or by a small round beside a schedule that
+// splits it; docs/reductions.md) is labelled "+check".
 std::string Label(const std::string& variant) {
   return variant.rfind("MPI_", 0) != 0 && g_debug != tributary::DebugLevel::none
              ? variant + "+check"

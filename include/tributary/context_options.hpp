@@ -21,8 +21,10 @@ namespace tributary {
 /// "Ranks that disagree"); a difference fails the generation on every rank.
 enum class DebugLevel {
   none,   ///< No cross-rank checks.
-  basic,  ///< Default: what rides on rounds sent anyway: lengths and the agreement record of
-          ///< variable-size values and exact sums, the record's hash in packed messages.
+  basic,  ///< Default: what rides on messages sent anyway: the agreement record's hash in
+          ///< packed messages, with the length of an AllReduce's variable-size value from
+          ///< its second generation; a round of lengths and record for other variable-size
+          ///< values and exact sums.
   full    ///< Before every generation, one small extra round compares the whole record:
           ///< operator, element type, count, collective, root, determinism mode, object.
 };

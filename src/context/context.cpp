@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "context/context_impl.hpp"
+#include "context/network_profile.hpp"
 #include "core/trace.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/tasks/sweep.hpp"
@@ -270,8 +271,10 @@ Context::Context(ContextOptions options)
   d.schedules.facts = detail::NodeFacts(comm, d.net.comm, d.size, d.net.nodes.get(), need_facts,
                                         &d.net.comms_created);
   if (builtin && d.schedules.facts.node_count > 1)
-    tree = SelectionTree::Parse(SelectionTree::BuiltinJson(d.schedules.facts),
-                                "built-in cluster selection tree");
+    tree = SelectionTree::Parse(
+        d.net.nodes ? detail::StartupClusterTree(comm, d.rank, *d.net.nodes, d.schedules.facts)
+                    : SelectionTree::BuiltinJson(d.schedules.facts),
+        "built-in cluster selection tree");
   bool node_aware_leaf = false;
   for (int c = 0; c < 3; ++c) {
     d.schedules.selection[c] = tree.Prune(d.schedules.facts, static_cast<Collective>(c));

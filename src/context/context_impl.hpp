@@ -73,6 +73,9 @@ struct ContextImpl final : ReductionHost {
   ScheduleDecision Choose(const ScheduleRequest& request, int slot) const override {
     return schedules.Choose(request, slot);
   }
+  SelectionChoice AgreementSchedule() const noexcept override {
+    return schedules.AgreementSchedule();
+  }
   bool LogsChoices() const noexcept override { return schedules.Logging(); }
   void LogChoice(const std::string& where, const ScheduleRequest& request,
                  const ScheduleDecision& decision) const override {

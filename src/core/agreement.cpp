@@ -154,10 +154,10 @@ AgreementView ViewOf(const AgreementRecord& r, std::uint64_t record_op, const st
 }
 
 #if TRIBUTARY_HAVE_MPI
-void Agreement::Run(ScheduleArgs args) {
+void Agreement::Run(ScheduleArgs args, ScheduleKind kind) {
   args.tag += kTag;
-  if (!schedule_ || !schedule_->Rearm(args))
-    schedule_ = MakeSchedule(ScheduleKind::recursive_doubling, args);
+  if (!schedule_ || schedule_->Kind() != kind || !schedule_->Rearm(args))
+    schedule_ = MakeSchedule(kind, args);
   active_ = true;
   schedule_->Start();
 }
@@ -189,9 +189,10 @@ void Agreement::StartPreRound(const Input& in, ScheduleArgs base) {
   base.payload.elem_size = sizeof(std::int64_t);
   base.payload.combine = &MaxInt64;
   base.payload.commutative = true;
-  base.params = ScheduleParams{};
+  base.params = in.params;
+  base.params.node_aware = false;
   base.finisher = Finisher{};
-  Run(base);
+  Run(base, in.kind);
 }
 
 void Agreement::StartDescriptions(const AgreementView& view, ScheduleArgs base) {
@@ -215,7 +216,7 @@ void Agreement::StartDescriptions(const AgreementView& view, ScheduleArgs base) 
   base.payload.elem_size = kBlock;
   base.params = ScheduleParams{};
   base.finisher = Finisher{};
-  Run(base);
+  Run(base, ScheduleKind::recursive_doubling);
 }
 
 bool Agreement::Progress() {

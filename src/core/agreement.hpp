@@ -1,5 +1,5 @@
 // The cross-rank agreement of one object's generations (docs/reductions.md, "Ranks that
-// disagree"). The pre-round: one small allreduce (Tributary's recursive doubling) that gives
+// disagree"). The pre-round: one small allreduce (Tributary's own schedule for it) that gives
 // every rank the maximum and minimum of the value lengths, of a hash of the agreement
 // record and of the schedule chosen, and the exact-sum window that fits every rank's data.
 // When the hashes differ, the description round (an allgather of each rank's fields as
@@ -60,6 +60,10 @@ class Agreement {
     std::int64_t length = 0;     ///< Compared where check_length.
     bool check_length = false;
     WindowNeeds window;  ///< An exact sum's needs (NoWindow otherwise).
+    /// The pre-round's schedule: recursive doubling, or a k-nomial or binomial tree
+    /// (ScheduleService::AgreementSchedule); the same on every rank.
+    ScheduleKind kind = ScheduleKind::recursive_doubling;
+    ScheduleParams params;
   };
   /// Starts the pre-round on `base` (communicator and the generation's tag block).
   void StartPreRound(const Input& input, ScheduleArgs base);
@@ -89,7 +93,7 @@ class Agreement {
   std::string Differences() const;
 
  private:
-  void Run(ScheduleArgs args);
+  void Run(ScheduleArgs args, ScheduleKind kind);
   // Tags kTag.. of the generation's block (the schedules use the lower ones).
   static constexpr int kTag = 5;
   std::int64_t values_[10] = {};

@@ -5,6 +5,7 @@
 
 #include "core/mpi_registry.hpp"
 #include "core/packed_combine.hpp"
+#include "core/reduction_host.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -18,6 +19,26 @@ void StampAgreement(void* data, std::uint64_t hash) noexcept {
   std::memcpy(&h, data, sizeof h);
   h.agreement = hash;
   std::memcpy(data, &h, sizeof h);
+}
+
+// Whether `kind` carries a message of `bytes` as one piece, so that a header before the
+// elements reaches every combine (the speculation's condition). The MPI library does, but
+// a large message as one element of an opaque type would keep it from splitting it.
+bool MovesWhole(ScheduleKind kind, std::size_t bytes) noexcept {
+  switch (kind) {
+    case ScheduleKind::recursive_doubling:
+    case ScheduleKind::knomial:
+    case ScheduleKind::binomial:
+    case ScheduleKind::reduce_bcast:
+      return true;
+    case ScheduleKind::mpi_library:
+      // SimGrid SMPI's MPI_Iallreduce returns wrong sums for the packed message with
+      // Tributary's MPI_Op (bench_simulation check, 4-64 simulated ranks): there the length
+      // round runs beside the library's schedule on the plain elements instead.
+      return !TRIBUTARY_HAVE_SMPI && bytes <= 65536;
+    default:
+      return false;
+  }
 }
 
 // True when a completed packed message says that the ranks' records differ.
@@ -44,9 +65,33 @@ void Message::Load(const LaunchSpec& spec) {
   finisher_ = spec_.window ? spec_.window->Rounding() : Finisher{};
   finished_by_schedule_ = false;
   error_.clear();
+  rechoose_ = false;
+  speculating_ = Speculates();
+  if (speculating_) {
+    const ScheduleRequest own = OwnRequest();
+    const ScheduleRequest& a = agreed_request_;
+    // What the selection reads, and the length: where any differs, this rank's message
+    // cannot travel on the agreed schedule and length.
+    stand_in_ = spec_.length != agreed_length_ || own.bytes != a.bytes ||
+                own.builtin_op != a.builtin_op || own.commutative != a.commutative ||
+                own.determinism != a.determinism || own.device_memory != a.device_memory ||
+                own.collective != a.collective;
+  } else {
+    stand_in_ = false;
+  }
+  beside_ = speculating_ && !agreed_whole_;
+}
+
+bool Message::Speculates() const noexcept {
+  return length_known_ && spec_.check_length && spec_.length_in_header && !spec_.packed &&
+         !spec_.window && !spec_.device_memory && spec_.collective == Collective::allreduce;
 }
 
 ScheduleRequest Message::Request() const noexcept {
+  return speculating_ ? agreed_request_ : OwnRequest();
+}
+
+ScheduleRequest Message::OwnRequest() const noexcept {
   ScheduleRequest r;
   r.collective = spec_.collective;
   r.bytes = spec_.packed ? spec_.packed->bytes : spec_.payload.count * spec_.payload.elem_size;
@@ -86,15 +131,22 @@ Message::Next Message::Start(const Env& env, bool chosen, ScheduleKind kind,
   record_hash_ = 0;
   schedule_code_ = 0;
   const bool full = env.debug == DebugLevel::full;
-  if (env.debug != DebugLevel::none) {
-    // The record is compared wherever a round carries it: the pre-round, or the header of
-    // a packed message.
+  // The record is compared wherever a round carries it: the pre-round, or the header of a
+  // packed message or of a speculation. Plain elements of a fixed size at DebugLevel::basic
+  // have neither: their record is not hashed (two hashes cost a scalar's cycle about 200
+  // instructions).
+  if (env.debug != DebugLevel::none &&
+      (full || spec_.check_length || spec_.packed || spec_.window)) {
     AgreementRecord record = spec_.agreement;
     if (record.fingerprint) record.op = record.fingerprint(record.client);
     record_op_ = record.op;
     if (spec_.check_length) record.count = 0;  // compared as the length
     record_hash_ = RecordHash(record, object_code_);
     if (chosen) schedule_code_ = ScheduleCode(kind, params);
+  }
+  if (speculating_) {  // the pre-round ran for an earlier generation
+    if (beside_) StartBeside();
+    return Next::schedule;
   }
   const WindowNeeds* guess = spec_.window ? spec_.window->Guess() : nullptr;
   if (guess && !spec_.check_length && !full && spec_.collective == Collective::allreduce) {
@@ -133,6 +185,39 @@ ScheduleArgs Message::Base() const {
   return base;
 }
 
+// The schedule this rank's own request chooses, for the pre-round to compare (a
+// speculation whose value does not fit the agreed one). A choice the options refuse gets a
+// code of its own: the pre-round then tells the ranks that refused it from those that did
+// not, and where every rank did, StartSchedule refuses it on every rank.
+void Message::ChooseOwn() {
+  chosen_ = false;
+  schedule_code_ = 0;
+  if (!env_.host) return;
+  try {
+    const ScheduleDecision d = env_.host->Choose(OwnRequest(), env_.slot);
+    kind_ = d.choice.kind;
+    params_ = d.choice.params;
+    chosen_ = true;
+    schedule_code_ = ScheduleCode(kind_, params_);
+  } catch (const UsageError&) {
+    schedule_code_ = 1;
+  }
+}
+
+// A speculation on a schedule that splits the message: the pre-round runs beside it on
+// what this rank holds (the core advances it with the schedule, ProgressBeside), and
+// decides once both are done (Completed, then Poll).
+void Message::StartBeside() {
+  if (stand_in_) ChooseOwn();
+  StartPreRound();
+  pending_ = false;  // the schedule runs meanwhile
+  beside_running_ = true;
+}
+
+void Message::ProgressBeside() {
+  if (beside_running_ && agreement_->Progress()) beside_running_ = false;
+}
+
 // The pre-round (src/core/agreement.cpp): lengths, the agreement record, the schedule and the
 // exact-sum window, in one small allreduce on the Context's communicator.
 void Message::StartPreRound(const WindowNeeds* measured) {
@@ -142,6 +227,11 @@ void Message::StartPreRound(const WindowNeeds* measured) {
   in.length = static_cast<std::int64_t>(spec_.length);
   in.check_length = spec_.check_length;
   in.window = measured ? *measured : spec_.window ? spec_.window->Measure() : WindowNeeds{};
+  if (env_.host) {  // the tree's schedule for a small allreduce
+    const SelectionChoice c = env_.host->AgreementSchedule();
+    in.kind = c.kind;
+    in.params = c.params;
+  }
   agreement_->StartPreRound(in, Base());
   pending_ = true;
 }
@@ -164,6 +254,8 @@ Message::Next Message::Poll(bool draining) {
   }
   switch (agreement_->Evaluate()) {
     case Agreement::Verdict::differ: {
+      length_known_ = false;
+      after_beside_ = stand_in_ = false;
       if (draining) return Next::finished;  // failed already: no description round
       // Every rank sees the same hashes: all describe themselves, none starts the reduction.
       const std::string schedule =
@@ -180,6 +272,8 @@ Message::Next Message::Poll(bool draining) {
       return Next::wait;
     }
     case Agreement::Verdict::lengths_differ:
+      length_known_ = false;
+      after_beside_ = stand_in_ = false;
       if (draining) return Next::finished;
       // Every rank sees the same max and min: all fail together, none starts the reduction.
       error_ = "value lengths differ across ranks: this rank has " + std::to_string(spec_.length) +
@@ -187,6 +281,25 @@ Message::Next Message::Poll(bool draining) {
                " and " + std::to_string(agreement_->MaxLength());
       return Next::failed;
     case Agreement::Verdict::agreed:
+      // Lengths and a schedule compared: the next generations may speculate on them, with
+      // a header where the schedule moves the message whole (it rides on one piece only),
+      // else with the pre-round beside the schedule.
+      if (spec_.length_in_header && !spec_.packed && !spec_.window && chosen_ &&
+          schedule_code_ > 1) {
+        length_known_ = true;
+        agreed_length_ = spec_.length;
+        agreed_request_ = OwnRequest();
+        agreed_whole_ = MovesWhole(kind_, agreed_request_.bytes);
+      }
+      if (after_beside_) {  // the schedule beside it has completed
+        after_beside_ = false;
+        if (!stand_in_) return Next::finished;
+        // Every rank sent a stand-in (the lengths or the operator changed alike): the
+        // schedule chosen for what they hold now runs on their values.
+        stand_in_ = false;
+        rechoose_ = true;
+        return Next::schedule;
+      }
       break;
   }
   if (spec_.window) {
@@ -217,6 +330,17 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     args->payload.elem_size = records.elem_size;
     args->payload.combine = records.combine;
     args->payload.combine_state = records.state;
+  } else if (speculating_ && !beside_) {
+    FillSpeculation(kind, args);
+    return false;
+  } else if (speculating_ && stand_in_) {
+    // Beside a splitting schedule: the agreed length of zeros instead of this rank's value.
+    wire_.assign(agreed_length_ * spec_.payload.elem_size, 0);
+    args->data = wire_.data();
+    args->input = nullptr;
+    args->payload.count = agreed_length_;
+    args->payload.commutative = agreed_request_.commutative;
+    return false;
   } else if (spec_.packed) {
     args->payload.count = 1;
     args->payload.elem_size = spec_.packed->bytes;
@@ -252,9 +376,80 @@ bool Message::SpeculationMissed() const {
   return misfits != 0;
 }
 
+// The speculation's message: the header with the record's hash, then the elements (from
+// the contribution; the result is copied back on completion). A rank whose value does not
+// fit the agreed length and schedule sends the agreed length of zeros behind a header that
+// says the ranks disagree, which every rank's combine then carries (PackedCombine), with no
+// segment to combine.
+void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
+  const std::size_t elem = spec_.payload.elem_size;
+  const std::size_t body = agreed_length_ * elem;
+  wire_.resize(sizeof(PackedHeader) + body);
+  PackedHeader h;
+  h.agreement = stand_in_ ? PackedHeader::kDisagreed : record_hash_;
+  std::memcpy(wire_.data(), &h, sizeof h);
+  wire_layout_.bytes = wire_.size();
+  wire_layout_.rank = env_.rank;
+  wire_layout_.error_text = nullptr;
+  if (stand_in_) {
+    wire_layout_.segments.clear();
+    if (body) std::memset(wire_.data() + sizeof h, 0, body);
+  } else {
+    if (wire_layout_.segments.size() != 1) wire_layout_.segments.resize(1);
+    wire_layout_.segments[0] =
+        PackedSegment{0, agreed_length_, elem, spec_.payload.combine, spec_.payload.combine_state};
+    const void* from = spec_.input ? spec_.input : spec_.data;
+    if (body) std::memcpy(wire_.data() + sizeof h, from, body);
+  }
+  args->data = wire_.data();
+  args->input = nullptr;
+  args->payload.count = 1;
+  args->payload.elem_size = wire_.size();
+  args->payload.combine = &PackedCombine;
+  args->payload.combine_state = &wire_layout_;
+  args->payload.commutative = agreed_request_.commutative;
+  if (kind == ScheduleKind::mpi_library) {
+    args->payload.elem_type = PackedType(&wire_layout_);
+    args->payload.op = GenericMpiOp(args->payload.commutative);
+  }
+}
+
+// A speculation has completed: it stands where no rank sent a stand-in and the records
+// agree (the result goes to the elements). Otherwise the schedule for what this rank really
+// holds is chosen and the pre-round compares both on every rank (which all take part in,
+// failed or not, so that none waits for another); the elements are untouched.
+Message::Next Message::SpeculationCompleted() {
+  speculating_ = false;
+  const bool missed = stand_in_ || PackedDisagreed(wire_.data());
+  stand_in_ = false;
+  if (!missed) {
+    const std::size_t body = agreed_length_ * spec_.payload.elem_size;
+    if (body) std::memcpy(spec_.data, wire_.data() + sizeof(PackedHeader), body);
+    return Next::finished;
+  }
+  length_known_ = false;
+  rechoose_ = true;
+  ChooseOwn();
+  StartPreRound();
+  return Next::wait;
+}
+
 Message::Next Message::Completed(bool rounded, bool draining) {
   finished_by_schedule_ = rounded;
+  if (speculating_ && beside_) {
+    // The schedule is done; the pre-round beside it decides: at once where it is done and
+    // this rank sent its value, else in Poll (which also runs the schedule again where every
+    // rank sent a stand-in, through the core's StartSchedule).
+    speculating_ = false;
+    beside_running_ = false;
+    after_beside_ = true;
+    pending_ = true;
+    if (!stand_in_ && !agreement_->Active()) return Poll(draining);
+    return Next::wait;
+  }
+  if (speculating_) return SpeculationCompleted();
   if (spec_.packed && PackedDisagreed(spec_.data)) {
+    length_known_ = false;
     if (draining) return Next::finished;
     error_ = Disagreement(
         "their operator, element type, count, collective, root, determinism mode or object "
@@ -271,17 +466,17 @@ Message::Next Message::Completed(bool rounded, bool draining) {
   return Next::finished;
 }
 
-bool Message::Cancel() noexcept { return !pending_ || agreement_->Cancel(); }
+bool Message::Cancel() noexcept { return !(pending_ || beside_running_) || agreement_->Cancel(); }
 
 bool Message::Quiet() noexcept {
-  if (pending_ && !agreement_->Quiet()) return false;
-  pending_ = false;
+  if ((pending_ || beside_running_) && !agreement_->Quiet()) return false;
+  pending_ = beside_running_ = false;
   return true;
 }
 
 void Message::Release() noexcept {
-  if (pending_) agreement_->Release();
-  pending_ = false;
+  if (pending_ || beside_running_) agreement_->Release();
+  pending_ = beside_running_ = false;
 }
 
 MPI_Datatype Message::PackedType(const PackedLayout* layout) {

@@ -5,12 +5,25 @@
 // speculation on an earlier window and its retry, the combine of packed messages and their
 // MPI datatype. ReductionCore drives it through Start / Poll / Completed and never reads
 // its bytes.
+//
+// The length speculation (DebugLevel::basic, an allreduce of a variable-size value with a
+// builtin operator): once the ranks have agreed on a generation's length and schedule in
+// the pre-round, and that schedule moves the message whole (it does not split it into
+// pieces), the next generations skip the pre-round. Each rank copies its elements behind a
+// PackedHeader that carries the agreement record's hash, and every rank sends a message of
+// the agreed length on the schedule chosen for the agreed request; a rank whose value has
+// another length (or whose request would choose otherwise) sends a stand-in whose header
+// says "disagreed" instead. The header's combine carries that, and any difference of the
+// record, to every rank; then all of them run the pre-round on what they really hold and
+// either fail (naming the difference) or run the schedule again, on the elements in place.
+// Messages of equal length on one schedule on every rank: no truncation, no hang.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/agreement.hpp"
 #include "core/packed_combine.hpp"
@@ -20,6 +33,8 @@
 #include "tributary/detail/core/message_spec.hpp"
 
 namespace tributary::detail {
+
+class ReductionHost;
 
 class Message {
  public:
@@ -36,7 +51,9 @@ class Message {
   /// What the schedule is chosen on; for exact records their size is known only once the
   /// window is agreed (ChoosesLate).
   ScheduleRequest Request() const noexcept;
-  bool ChoosesLate() const noexcept { return spec_.window != nullptr; }
+  /// True where the schedule is chosen when it starts (StartSchedule), not at the launch:
+  /// exact records, and a length speculation that missed (the length changed).
+  bool ChoosesLate() const noexcept { return spec_.window != nullptr || rechoose_; }
   /// One rank: nothing to send, the result is the input (Finish rounds exact records).
   void RunAlone();
 
@@ -48,6 +65,10 @@ class Message {
     int rank = 0;
     int size = 1;
     DebugLevel debug = DebugLevel::basic;
+    /// The object's Context and slot: a length speculation that missed chooses the
+    /// schedule for the real length before the pre-round compares it.
+    const ReductionHost* host = nullptr;
+    int slot = -1;
   };
   /// What the core does next.
   enum class Next : std::uint8_t {
@@ -64,6 +85,10 @@ class Message {
   Next Poll(bool draining);
   /// True while a round of the agreement runs (Poll).
   bool Waiting() const noexcept { return pending_; }
+  /// Advances a pre-round that runs beside the schedule (a length speculation on a schedule
+  /// that splits the message); nothing otherwise. Called with the schedule's progress.
+  /// Never blocks.
+  void ProgressBeside();
   /// The schedule's bytes for `kind`: data, input, result, payload, and the finisher of
   /// exact records; stamps the record in a packed header. Returns true where the data must
   /// stay unchanged (a reduce's other ranks: the schedule gets a copy where it writes).
@@ -92,7 +117,14 @@ class Message {
   bool SpeculationMissed() const;
   MPI_Datatype PackedType(const PackedLayout* layout);
   ScheduleArgs Base() const;
+  // The length speculation (see the top of this file).
+  void FillSpeculation(ScheduleKind kind, ScheduleArgs* args);
+  Next SpeculationCompleted();
+  void StartBeside();
+  void ChooseOwn();
 #endif
+  bool Speculates() const noexcept;
+  ScheduleRequest OwnRequest() const noexcept;
   void UsePacked(const PackedRecords& packed) noexcept {
     spec_.data = packed.data;
     finisher_.out = packed.rounded;
@@ -108,7 +140,21 @@ class Message {
   bool describing_ = false;            // the description round runs
   bool speculative_ = false;           // the records run in a window agreed before
   bool finished_by_schedule_ = false;  // the schedule rounded the records
+  // The length speculation: the request and length the ranks agreed on last (compared in a
+  // pre-round with the schedule it chooses, or confirmed by a speculation since).
+  bool length_known_ = false;
+  std::uint64_t agreed_length_ = 0;
+  ScheduleRequest agreed_request_;
+  bool agreed_whole_ = false;    // the agreed schedule moves the message whole: a header
+  bool speculating_ = false;     // this generation runs on the agreed length, no pre-round
+  bool beside_ = false;          // with the pre-round beside the schedule, not a header
+  bool stand_in_ = false;        // and sends the stand-in (its value differs from the agreed)
+  bool rechoose_ = false;        // the speculation missed: the schedule is chosen again
+  bool beside_running_ = false;  // the pre-round beside the schedule has not completed
+  bool after_beside_ = false;    // Poll decides on a schedule that has completed
 #if TRIBUTARY_HAVE_MPI
+  std::vector<unsigned char> wire_;  // the header and the elements (or the stand-in)
+  PackedLayout wire_layout_;         // one segment of the elements; none for a stand-in
   Env env_;
   std::unique_ptr<Agreement> agreement_;
   bool chosen_ = false;  // the schedule below is this generation's

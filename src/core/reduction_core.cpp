@@ -360,6 +360,8 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     env.rank = rank_;
     env.size = size_;
     env.debug = host.Options().debug;
+    env.host = &host;
+    env.slot = pool_slot_;
     if (message_->Start(env, !message_->ChoosesLate(), kind_, params_) == Message::Next::schedule)
       StartSchedule();
   } catch (const MpiError& e) {
@@ -416,6 +418,7 @@ bool ReductionCore::AdvanceLocked() {
       if (next == Message::Next::schedule) StartSchedule();
     }
     if (next != Message::Next::finished && next != Message::Next::failed && run_->Active()) {
+      message_->ProgressBeside();  // a length check running beside the schedule, if any
       if (!run_->Progress()) return false;
       run_->Stop();
       next = message_->Completed(run_->Finished(), false);

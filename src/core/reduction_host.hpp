@@ -50,6 +50,8 @@ class ReductionHost {
 
   // Choosing and placing a generation's schedule.
   virtual ScheduleDecision Choose(const ScheduleRequest& request, int slot) const = 0;
+  // The schedule of the agreement's rounds (ScheduleService::AgreementSchedule).
+  virtual SelectionChoice AgreementSchedule() const noexcept = 0;
   virtual bool LogsChoices() const noexcept = 0;
   virtual void LogChoice(const std::string& where, const ScheduleRequest& request,
                          const ScheduleDecision& decision) const = 0;

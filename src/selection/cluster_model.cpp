@@ -215,6 +215,26 @@ NetworkProfile NetworkProfile::Parse(const std::string& json, const std::string&
   return p;
 }
 
+std::string NetworkProfile::ToJson() const {
+  Json j;
+  j["tributary_network"] = 1;
+  j["comment"] = source;
+  const auto table = [](const std::vector<std::pair<double, double>>& t) {
+    Json a = Json::array();
+    for (const auto& e : t) a.push_back(Json::array({e.first, e.second}));
+    return a;
+  };
+  j["inter_node"] = table(inter);
+  j["intra_node"] = table(intra);
+  j["link"] = link;
+  j["injection"] = injection;
+  j["send"] = send;
+  j["receive"] = receive;
+  j["test"] = test;
+  j["combine"] = combine;
+  return j.dump();
+}
+
 const NetworkProfile& ActiveNetwork() {
   static std::once_flag once;
   static NetworkProfile profile;

@@ -31,6 +31,8 @@ struct NetworkProfile {
   double Intra(double bytes) const;
   /// Parses a profile (the "network" object of a file); throws UsageError naming `source`.
   static NetworkProfile Parse(const std::string& json, const std::string& source);
+  /// The profile in the file format (one line): Parse reads it back.
+  std::string ToJson() const;
 };
 
 /// The profile in use: the file named by TRIBUTARY_NETWORK, else the built-in one (the

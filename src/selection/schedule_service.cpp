@@ -70,6 +70,21 @@ ScheduleDecision ScheduleService::Choose(const ScheduleRequest& request, int slo
   return d;
 }
 
+SelectionChoice ScheduleService::AgreementSchedule() const noexcept {
+  SelectionInput in;
+  in.bytes = 80;
+  in.builtin_op = true;
+  in.commutative = true;
+  SelectionChoice c = selection[static_cast<int>(Collective::allreduce)].Select(in);
+  if (c.kind != ScheduleKind::recursive_doubling && c.kind != ScheduleKind::knomial &&
+      c.kind != ScheduleKind::binomial) {
+    c.kind = ScheduleKind::recursive_doubling;
+    c.params = ScheduleParams{};
+  }
+  c.params.node_aware = false;
+  return c;
+}
+
 bool ScheduleService::Logging() const noexcept { return log_selection; }
 
 bool ScheduleService::HasLane(int slot) const noexcept {

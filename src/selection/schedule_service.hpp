@@ -36,6 +36,11 @@ class ScheduleService {
   /// The schedule of a generation of the object in `slot`. Throws UsageError where the
   /// options ask for what the request cannot take (the same on every rank).
   ScheduleDecision Choose(const ScheduleRequest& request, int slot) const;
+  /// The schedule of the agreement's rounds (an allreduce of ten 64-bit integers): the
+  /// tree's choice for them where it is recursive doubling or a k-nomial or binomial tree
+  /// (flat), else recursive doubling. The tree is the same on every rank and the options are
+  /// not consulted, so every rank takes the same.
+  SelectionChoice AgreementSchedule() const noexcept;
   /// True when TRIBUTARY_LOG asks for one line per choice (Log).
   bool Logging() const noexcept;
   /// Writes that line for the object described by `where`.

@@ -113,7 +113,6 @@ class TaskEngine {
   bool failed_ = false;
   TaskReport report_;
   std::exception_ptr error_;
-  std::mutex hooks_running_;
   std::atomic<bool> watchdog_fired_{false};
   // WatchdogAction::report: a task completed since the last idle sweep looked; when one
   // last did; the workers pause while the report reads their lists.

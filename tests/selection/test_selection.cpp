@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "context/network_profile.hpp"
 #include "mpi_test.hpp"
 #include "reduction_test.hpp"
 #include "test_types.hpp"
@@ -279,8 +280,13 @@ TEST(Selection, TheBuiltInTreeFollowsTheShapeOfTheCommunicator) {
     const auto& f = ctx.Facts();
     const int nodes = per_node == 0 ? 1 : (Size() + per_node - 1) / per_node;
     TRIBUTARY_EXPECT_ALL(f.node_count == nodes);
-    const SelectionTree expected =
-        nodes > 1 ? SelectionTree::Parse(SelectionTree::BuiltinJson(f)) : single;
+    // Across nodes: the cluster model's tree on the network the Context learnt at start-up.
+    const tributary::detail::NetworkProfile* net = tributary::detail::StartupNetwork();
+    TRIBUTARY_EXPECT_ALL(nodes == 1 || net != nullptr);
+    const SelectionTree expected = nodes > 1 && net
+                                       ? SelectionTree::Parse(tributary::detail::ClusterTreeFor(
+                                             f, *net, SelectionTree::ClusterJson()))
+                                       : single;
     for (Collective c : all)
       TRIBUTARY_EXPECT_ALL(ctx.Selection(c).ToJson() == expected.Prune(f, c).ToJson());
     // A reduction through the chosen tree: the schedule it names, the right sum.
@@ -298,6 +304,59 @@ TEST(Selection, TheBuiltInTreeFollowsTheShapeOfTheCommunicator) {
                              expected.Prune(f, Collective::allreduce).Select(in).kind);
     }
   }
+}
+
+// Across nodes the Context learns the network where it starts: the first one measures
+// ping-pongs between nodes and within one (every power of two from 8 B to 1 MiB), the
+// later ones take what was measured; TRIBUTARY_NETWORK names a profile instead.
+TEST(Selection, TheNetworkIsLearntAtStartUp) {
+  if (Size() < 2) GTEST_SKIP() << "one rank spans one node";
+  using tributary::detail::NetworkProfile;
+  tributary::ContextOptions o;
+  o.ranks_per_node = 1;  // virtual nodes of one rank: every rank its own node
+  NetworkProfile first;
+  {
+    tributary::Context ctx(o);
+    const NetworkProfile* net = tributary::detail::StartupNetwork();
+    TRIBUTARY_EXPECT_ALL(net && net->inter.size() == tributary::detail::kProfileSizes &&
+                         net->source.find("measured at start-up") != std::string::npos);
+    if (!net) return;
+    first = *net;
+    // Times only > 0: on ranks oversubscribing a loaded machine one size's best round
+    // trip can take longer than a larger one's.
+    bool sizes = first.inter[0].first == 8;
+    for (std::size_t i = 0; i < first.inter.size(); ++i)
+      sizes = sizes && first.inter[i].second > 0 &&
+              (i == 0 || first.inter[i].first == 2 * first.inter[i - 1].first);
+    TRIBUTARY_EXPECT_ALL(sizes);
+  }
+  {
+    tributary::Context again(o);  // kept: the same figures on every rank
+    const NetworkProfile* net = tributary::detail::StartupNetwork();
+    TRIBUTARY_EXPECT_ALL(net && net->inter == first.inter && net->intra == first.intra);
+  }
+  const std::string file = std::string(TRIBUTARY_TEST_TMP) + "/slow-network.json";
+  if (Rank() == 0) {
+    std::ofstream out(file);
+    out << R"({"inter_node": [[8, 2e-5], [1048576, 1e-3]], "intra_node": [[8, 1e-6], [1048576, 1e-4]]})";
+  }
+  tributary::testing::Barrier();
+  setenv("TRIBUTARY_NETWORK", file.c_str(), 1);
+  {
+    tributary::Context slow(o);
+    const NetworkProfile* net = tributary::detail::StartupNetwork();
+    TRIBUTARY_EXPECT_ALL(net && net->inter.size() == 2 && net->inter[0].second == 2e-5 &&
+                         net->source == file);
+  }
+  if (Rank() == 0) setenv("TRIBUTARY_NETWORK", (file + ".missing").c_str(), 1);
+  std::string error;
+  try {
+    tributary::Context refused(o);
+  } catch (const tributary::UsageError& e) {
+    error = e.what();
+  }
+  TRIBUTARY_EXPECT_ALL(error.find("cannot read the network profile") != std::string::npos);
+  unsetenv("TRIBUTARY_NETWORK");
 }
 
 }  // namespace

@@ -197,6 +197,10 @@ struct LaunchSpec {
   /// that every rank has the same (DebugLevel::basic and above).
   std::uint64_t length = 0;
   bool check_length = false;
+  /// DebugLevel::basic, an allreduce of plain elements: the length may ride on a header the
+  /// message unit puts before the elements, instead of a round of its own, once an earlier
+  /// generation has agreed on one (src/message.hpp, "the length speculation").
+  bool length_in_header = false;
   /// What every rank must agree on (compared at DebugLevel::full before every generation,
   /// at DebugLevel::basic where a round sent anyway can carry it; docs/reductions.md).
   AgreementRecord agreement;

@@ -294,7 +294,8 @@ class TypedReduction : private ReductionClient {
     ArmHandWired(op, collective, root);
     LaunchSpec spec = SpecOf(count);
     spec.device_memory = true;
-    if (NotRoot())  // sends from the input (or val), which stays unchanged
+    spec.length_in_header = false;  // device memory goes to the library as it is: no header
+    if (NotRoot())                  // sends from the input (or val), which stays unchanged
       message_.SetPlain(&spec, const_cast<E*>(input ? input : data), nullptr, count, true, *op_);
     else
       message_.SetPlain(&spec, data, input, count, false, *op_);
@@ -509,6 +510,10 @@ class TypedReduction : private ReductionClient {
     spec.root = root_;
     spec.length = count;
     spec.check_length = Traits::dynamic && o.debug != DebugLevel::none;
+    // An allreduce only: a reduce's other ranks would not learn what the root's header says.
+    // The message unit speculates only on plain elements (a builtin operator).
+    spec.length_in_header =
+        Traits::dynamic && o.debug == DebugLevel::basic && collective_ == Collective::allreduce;
     if (o.debug != DebugLevel::none) {
       AgreementRecord& a = spec.agreement;
       a.op = op_->Signature();

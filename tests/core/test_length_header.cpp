@@ -1,0 +1,198 @@
+// The length check of DebugLevel::basic on the packed message's header (src/message.hpp,
+// "the length speculation"): after a generation whose pre-round agreed, the next ones run
+// without it on the agreed length, and still fail on every rank where one rank's length,
+// operator or element count changed, with the same messages as the pre-round gives; where
+// every rank changed its length alike, the generation completes on the new length. On
+// Tributary's own schedules and on the MPI library's, and on one that splits the message
+// (the length round then runs beside it); a reduce keeps the length round.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mpi_test.hpp"
+#include "tributary/tributary.hpp"
+
+namespace {
+
+using tributary::DebugLevel;
+using tributary::ScheduleKind;
+using tributary::TaskStatus;
+using tributary::UsageError;
+using tributary::testing::Rank;
+using tributary::testing::Size;
+
+bool Contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+std::string Others() { return Size() == 2 ? "rank 1" : "ranks 1-" + std::to_string(Size() - 1); }
+
+// Polls to completion; the UsageError's message, or "" when it completed.
+std::string Outcome(const std::function<TaskStatus()>& poll) {
+  try {
+    while (poll() != TaskStatus::complete) {
+    }
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class LengthHeader : public ::testing::TestWithParam<ScheduleKind> {
+ protected:
+  // A failed generation leaves `val` as it was, but on a schedule that splits the message:
+  // there the length check runs beside it, on the value in place (docs/reductions.md).
+  bool Untouched(double now, double before) const {
+    return GetParam() == ScheduleKind::rabenseifner || now == before;
+  }
+  tributary::ContextOptions Basic() const {
+    tributary::ContextOptions o;
+    o.debug = DebugLevel::basic;
+    o.allreduce_schedule = GetParam();
+    o.reduce_schedule = GetParam() == ScheduleKind::mpi_library ? ScheduleKind::mpi_library
+                                                                : ScheduleKind::binomial;
+    return o;
+  }
+};
+
+// Runs generation after generation of `v` with `n(rank)` elements of value rank + 1 and
+// the sum, and checks each: the sum where the lengths agree, the lengths error on every
+// rank where they do not.
+void ExpectSums(tributary::AllReduce<std::vector<double>>& v, std::size_t n) {
+  v.val.assign(n, Rank() + 1.0);
+  v.StartReduce(tributary::Sum{});
+  const std::string msg = Outcome([&] { return v.CheckReduce(); });
+  const double sum = Size() * (Size() + 1) / 2.0;
+  bool ok = msg.empty() && v.val.size() == n;
+  for (double x : v.val) ok = ok && x == sum;
+  TRIBUTARY_EXPECT_ALL(ok);
+  if (!ok) ADD_FAILURE() << "generation " << v.Generation() << ": " << msg;
+}
+
+TEST_P(LengthHeader, LengthsThatChangeAlikeGoOn) {
+  tributary::Context ctx(Basic());
+  tributary::AllReduce<std::vector<double>> v(ctx, "profile");
+  for (std::size_t n : {3, 3, 3, 5, 5, 1, 0, 0, 200, 200, 3})
+    ExpectSums(v, n);  // the speculation hits, misses and runs again, and hits again
+}
+
+TEST_P(LengthHeader, OneRanksLengthChangesAfterAgreeing) {
+  tributary::Context ctx(Basic());
+  tributary::AllReduce<std::vector<double>> v(ctx, "norms");
+  ExpectSums(v, 4);
+  ExpectSums(v, 4);
+  v.val.assign(Rank() == 0 ? 2 : 4, 1.0);  // rank 0 shrinks, the others keep the length
+  v.StartReduce(tributary::Sum{});
+  std::string msg = Outcome([&] { return v.CheckReduce(); });
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "lengths differ across ranks") &&
+                         Contains(msg, "between 2 and 4") &&
+                         Contains(msg, "norms' (object 0), generation 3") &&
+                         v.val.size() == (Rank() == 0 ? 2u : 4u) && Untouched(v.val[0], 1.0));
+  else
+    TRIBUTARY_EXPECT_ALL(msg.empty());
+  ExpectSums(v, 4);  // agreeing again, it completes (the pre-round runs again first)
+  v.val.assign(Rank() == Size() - 1 ? 7 : 4, 1.0);  // the last rank grows
+  v.StartReduce(tributary::Sum{});
+  msg = Outcome([&] { return v.CheckReduce(); });
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "lengths differ across ranks") &&
+                         Contains(msg, "between 4 and 7"));
+  else
+    TRIBUTARY_EXPECT_ALL(msg.empty());
+  ExpectSums(v, 4);
+}
+
+TEST_P(LengthHeader, OperatorsDifferAfterAgreeing) {
+  tributary::Context ctx(Basic());
+  tributary::AllReduce<std::vector<double>> v(ctx, "profile");
+  ExpectSums(v, 3);
+  v.val.assign(3, 1.0);
+  if (Rank() == 0)
+    v.StartReduce(tributary::Max{});
+  else
+    v.StartReduce(tributary::Sum{});
+  const std::string msg = Outcome([&] { return v.CheckReduce(); });
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "operator: Max on rank 0, Sum on " + Others()) &&
+                         Contains(msg, "found at DebugLevel::basic") && Untouched(v.val[0], 1.0));
+  else
+    TRIBUTARY_EXPECT_ALL(msg.empty());
+  // A length and the operator at once: both named.
+  v.val.assign(Rank() == 0 ? 2 : 3, 1.0);
+  if (Rank() == 0)
+    v.StartReduce(tributary::Sum{});
+  else
+    v.StartReduce(tributary::Min{});
+  const std::string both = Outcome([&] { return v.CheckReduce(); });
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(Contains(both, "operator: Sum on rank 0, Min on " + Others()) &&
+                         Contains(both, "count: 2 elements on rank 0, 3 elements on " + Others()));
+  else
+    TRIBUTARY_EXPECT_ALL(both.empty());
+  ExpectSums(v, 3);
+}
+
+// Every rank changes its operator alike, to one that does not commute: the schedule agreed
+// for a commutative one may not keep the order, so the speculation gives way to the
+// pre-round and a schedule chosen for the new operator.
+struct First {  // a ∘ b = a: the lowest rank's value
+  static constexpr bool commutative = false;
+  static double identity() { return 0; }
+  void operator()(const double& in, double& inout) const { inout = in; }
+};
+
+TEST_P(LengthHeader, AnOperatorThatDoesNotCommuteAfterAgreeing) {
+  if (GetParam() != ScheduleKind::recursive_doubling) GTEST_SKIP() << "the selection tree's";
+  tributary::ContextOptions o;
+  o.debug = DebugLevel::basic;  // the selection tree chooses
+  tributary::Context ctx(o);
+  tributary::AllReduce<std::vector<double>> v(ctx, "order");
+  ExpectSums(v, 2);
+  ExpectSums(v, 2);
+  v.val.assign(2, Rank() + 1.0);
+  v.StartReduce(First{});
+  const std::string msg = Outcome([&] { return v.CheckReduce(); });
+  const bool ok = msg.empty() && v.val.size() == 2 && v.val[0] == 1.0 && v.val[1] == 1.0;
+  TRIBUTARY_EXPECT_ALL(ok);
+  if (!ok) ADD_FAILURE() << msg << " " << (v.val.empty() ? -1.0 : v.val[0]);
+  ExpectSums(v, 2);
+}
+
+TEST_P(LengthHeader, ReduceToTheRoot) {
+  tributary::Context ctx(Basic());
+  tributary::Reduce<std::vector<int>> r(ctx, "counts");
+  const int root = Size() - 1;
+  for (std::size_t n : {2, 2, 6, 6}) {
+    r.val.assign(n, 1);
+    r.StartReduce(root, tributary::Sum{});
+    const std::string msg = Outcome([&] { return r.CheckReduce(); });
+    TRIBUTARY_EXPECT_ALL(msg.empty() && r.val.size() == n &&
+                         (Rank() != root || r.val[n - 1] == Size()) &&
+                         (Rank() == root || r.val[0] == 1));
+  }
+  r.val.assign(Rank() == 0 ? 5 : 6, 1);
+  r.StartReduce(root, tributary::Sum{});
+  const std::string msg = Outcome([&] { return r.CheckReduce(); });
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "lengths differ across ranks") &&
+                         Contains(msg, "between 5 and 6"));
+  else
+    TRIBUTARY_EXPECT_ALL(msg.empty());
+}
+
+std::string KindName(const ::testing::TestParamInfo<ScheduleKind>& param) {
+  return param.param == ScheduleKind::mpi_library    ? "MpiLibrary"
+         : param.param == ScheduleKind::rabenseifner ? "Splitting"
+                                                     : "Own";
+}
+
+// Rabenseifner splits the message into pieces: the length round runs beside it.
+INSTANTIATE_TEST_SUITE_P(Schedules, LengthHeader,
+                         ::testing::Values(ScheduleKind::recursive_doubling,
+                                           ScheduleKind::mpi_library, ScheduleKind::rabenseifner),
+                         KindName);
+
+}  // namespace
