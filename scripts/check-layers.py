@@ -38,7 +38,7 @@ def project_files(root):
 
 def include_roots(root):
     # Where an include is looked for: the file's own folder, then these (as the build does).
-    return ["include", "tasks/include", "src", "build/default/include"]
+    return ["include", "tasks/include", "src"]  # config.hpp: its config.hpp.in
 
 
 def resolve(root, source, written, quoted, known):
