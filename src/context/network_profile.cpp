@@ -90,6 +90,7 @@ std::vector<double> PingPong(MPI_Comm pair) {
 
 std::vector<std::pair<double, double>> Table(const std::vector<double>& one_way) {
   std::vector<std::pair<double, double>> t;
+  t.reserve(static_cast<std::size_t>(kProfileSizes));
   for (int i = 0; i < kProfileSizes; ++i)
     t.emplace_back(static_cast<double>(std::size_t(8) << i), one_way[static_cast<std::size_t>(i)]);
   return t;
