@@ -6,6 +6,8 @@
 #include "core/mpi_registry.hpp"
 #include "core/packed_combine.hpp"
 #include "core/reduction_host.hpp"
+#include "core/trace.hpp"
+#include "platform/tags.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -51,6 +53,21 @@ bool PackedDisagreed(const void* data) noexcept {
 }  // namespace
 #endif
 
+namespace {
+
+// What the selection reads: the same request gives the same choice, on every rank.
+bool SameRequest(const ScheduleRequest& a, const ScheduleRequest& b) noexcept {
+  return a.collective == b.collective && a.bytes == b.bytes && a.builtin_op == b.builtin_op &&
+         a.commutative == b.commutative && a.determinism == b.determinism &&
+         a.device_memory == b.device_memory;
+}
+
+}  // namespace
+
+std::string GenerationWhere(const std::string& object, std::uint64_t generation, int rank) {
+  return object + ", generation " + std::to_string(generation) + ", rank " + std::to_string(rank);
+}
+
 Message::Message(std::string object, std::uint64_t object_code)
     : object_(std::move(object)), object_code_(object_code) {
 #if TRIBUTARY_HAVE_MPI
@@ -68,19 +85,49 @@ void Message::Load(const LaunchSpec& spec) {
   rechoose_ = false;
   speculating_ = Speculates();
   if (speculating_) {
-    const ScheduleRequest own = OwnRequest();
-    const ScheduleRequest& a = agreed_request_;
     // What the selection reads, and the length: where any differs, this rank's message
     // cannot travel on the agreed schedule and length.
-    stand_in_ = spec_.length != agreed_length_ || own.bytes != a.bytes ||
-                own.builtin_op != a.builtin_op || own.commutative != a.commutative ||
-                own.determinism != a.determinism || own.device_memory != a.device_memory ||
-                own.collective != a.collective;
+    stand_in_ = spec_.length != agreed_length_ || !SameRequest(OwnRequest(), agreed_request_);
   } else {
     stand_in_ = false;
   }
   beside_ = speculating_ && !agreed_whole_;
 }
+
+void Message::Launch(const LaunchSpec& spec, const Env& env) {
+  env_ = env;
+  Load(spec);
+  if (!ChoosesLate()) Choose();  // exact records: once their size is known
+  if (env_.trace) env_.trace->NetworkStart(env_.object, env_.generation, spec_);
+  if (env_.size == 1) {
+    RunAlone();  // nothing to send: the core's Check finishes at once
+    return;
+  }
+#if TRIBUTARY_HAVE_MPI
+  comm_ = env_.host->Comm();
+  tag_ = GenerationTag(env_.slot, env_.generation);
+  debug_ = env_.host->Options().debug;
+  if (Start(!ChoosesLate()) == Next::schedule) StartSchedule();
+#endif
+}
+
+// The schedule of this generation, from inputs that are identical on every rank (the
+// pre-round compares the choice). The selection and the options are fixed for the
+// Context's life: a request like the last one takes the last one's choice.
+void Message::Choose() {
+  const ScheduleRequest request = Request();
+  if (!chose_ || !SameRequest(request, chosen_for_)) {
+    chose_ = false;  // stays so where the options refuse the choice
+    decision_ = env_.host->Choose(request, env_.slot);
+    chosen_for_ = request;
+    chose_ = true;
+  }
+  run_kind_ = decision_.choice.kind;
+  run_params_ = decision_.choice.params;
+  if (env_.host->LogsChoices()) env_.host->LogChoice(Where(), request, decision_);
+}
+
+std::string Message::Where() const { return GenerationWhere(object_, env_.generation, env_.rank); }
 
 bool Message::Speculates() const noexcept {
   return length_known_ && spec_.check_length && spec_.length_in_header && !spec_.packed &&
@@ -121,28 +168,25 @@ void Message::Finish(int rank) {
 }
 
 #if TRIBUTARY_HAVE_MPI
-Message::Next Message::Start(const Env& env, bool chosen, ScheduleKind kind,
-                             const ScheduleParams& params) {
-  env_ = env;
+Message::Next Message::Start(bool chosen) {
   chosen_ = chosen;
-  kind_ = kind;
-  params_ = params;
+  kind_ = run_kind_;
+  params_ = run_params_;
   speculative_ = false;
   record_hash_ = 0;
   schedule_code_ = 0;
-  const bool full = env.debug == DebugLevel::full;
+  const bool full = debug_ == DebugLevel::full;
   // The record is compared wherever a round carries it: the pre-round, or the header of a
   // packed message or of a speculation. Plain elements of a fixed size at DebugLevel::basic
   // have neither: their record is not hashed (two hashes cost a scalar's cycle about 200
   // instructions).
-  if (env.debug != DebugLevel::none &&
-      (full || spec_.check_length || spec_.packed || spec_.window)) {
+  if (debug_ != DebugLevel::none && (full || spec_.check_length || spec_.packed || spec_.window)) {
     AgreementRecord record = spec_.agreement;
     if (record.fingerprint) record.op = record.fingerprint(record.client);
     record_op_ = record.op;
     if (spec_.check_length) record.count = 0;  // compared as the length
     record_hash_ = RecordHash(record, object_code_);
-    if (chosen) schedule_code_ = ScheduleCode(kind, params);
+    if (chosen) schedule_code_ = ScheduleCode(kind_, params_);
   }
   if (speculating_) {  // the pre-round ran for an earlier generation
     if (beside_) StartBeside();
@@ -180,9 +224,20 @@ Message::Next Message::Start(const Env& env, bool chosen, ScheduleKind kind,
 
 ScheduleArgs Message::Base() const {
   ScheduleArgs base;
-  base.comm = env_.comm;
-  base.tag = env_.tag;
+  base.comm = comm_;
+  base.tag = tag_;
   return base;
+}
+
+void Message::StartSchedule() {
+  if (ChoosesLate()) Choose();  // by the size of the records, the same on every rank
+  ScheduleArgs args;
+  args.params = run_params_;
+  const bool read_only = FillArgs(run_kind_, &args);
+  env_.host->Place(run_kind_, env_.slot, env_.generation, &args);
+  args.rounds =
+      env_.trace ? env_.trace->ScheduleStart(env_.object, env_.generation, run_kind_) : nullptr;
+  env_.run->Start(run_kind_, args, read_only, env_.rank, env_.size);
 }
 
 // The schedule this rank's own request chooses, for the pre-round to compare (a
@@ -238,7 +293,7 @@ void Message::StartPreRound(const WindowNeeds* measured) {
 
 std::string Message::Disagreement(const std::string& what) const {
   return "the ranks started this generation differently, so none takes a result: " + what +
-         (env_.debug == DebugLevel::full
+         (debug_ == DebugLevel::full
               ? " (checked at DebugLevel::full)"
               : " (found at DebugLevel::basic; DebugLevel::full checks every generation)");
 }

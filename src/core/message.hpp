@@ -3,8 +3,9 @@
 // exact-sum window records), the agreement rounds before the data moves (lengths, the
 // agreement record, the window; the description round after a disagreement), the
 // speculation on an earlier window and its retry, the combine of packed messages and their
-// MPI datatype. ReductionCore drives it through Start / Poll / Completed and never reads
-// its bytes.
+// MPI datatype. ReductionCore launches it (Launch: the choice of the schedule, the first
+// round or the schedule's start, with no return to the core before the first message),
+// advances it through Poll / Completed / StartSchedule and never reads its bytes.
 //
 // The length speculation (DebugLevel::basic, an allreduce of a variable-size value with a
 // builtin operator): once the ranks have agreed on a generation's length and schedule in
@@ -35,6 +36,10 @@
 namespace tributary::detail {
 
 class ReductionHost;
+class Tracer;
+
+/// "AllReduce<double> 'dt' (object 3), generation 7, rank 1": where an error happened.
+std::string GenerationWhere(const std::string& object, std::uint64_t generation, int rank);
 
 class Message {
  public:
@@ -45,41 +50,42 @@ class Message {
   Message(const Message&) = delete;
   Message& operator=(const Message&) = delete;
 
-  /// Takes the typed layer's description of a new generation (its buffers stay the typed
-  /// layer's and must live until the generation completes).
-  void Load(const LaunchSpec& spec);
-  /// What the schedule is chosen on; for exact records their size is known only once the
-  /// window is agreed (ChoosesLate).
-  ScheduleRequest Request() const noexcept;
-  /// True where the schedule is chosen when it starts (StartSchedule), not at the launch:
-  /// exact records, and a length speculation that missed (the length changed).
-  bool ChoosesLate() const noexcept { return spec_.window != nullptr || rechoose_; }
-  /// One rank: nothing to send, the result is the input (Finish rounds exact records).
-  void RunAlone();
-
-#if TRIBUTARY_HAVE_MPI
-  /// Where the rounds of a generation run and what they check.
+  /// Where a generation runs: the object's Context (as its host), its slot and generation,
+  /// the rank, and where the schedule runs and reports. The core gives it at each launch.
   struct Env {
-    MPI_Comm comm = MPI_COMM_NULL;  ///< The Context's communicator.
-    int tag = 0;                    ///< The generation's tag block (the rounds use its top).
-    int rank = 0;
-    int size = 1;
-    DebugLevel debug = DebugLevel::basic;
-    /// The object's Context and slot: a length speculation that missed chooses the
-    /// schedule for the real length before the pre-round compares it.
     const ReductionHost* host = nullptr;
     int slot = -1;
+    std::uint64_t generation = 0;
+    int rank = 0;
+    int size = 1;
+#if TRIBUTARY_HAVE_MPI
+    ScheduleRun* run = nullptr;  ///< The object's schedule.
+#endif
+    Tracer* trace = nullptr;  ///< The Context's timeline, or null.
+    int object = -1;          ///< The object's lane on it.
   };
+
+  /// The launch of a new generation, up to its first message: takes the typed layer's
+  /// description (its buffers stay the typed layer's and must live until the generation
+  /// completes), chooses the schedule where its inputs are known, and starts the agreement
+  /// round or the schedule (with the MPI lock held, more than one rank). One rank: nothing
+  /// to send, the result is the input. Throws UsageError for a choice the options refuse,
+  /// MpiError for a failed MPI call; the caller fails the generation.
+  void Launch(const LaunchSpec& spec, const Env& env);
+  /// The schedule of the current (or last) generation.
+  ScheduleKind ScheduleUsed() const noexcept { return run_kind_; }
+
+#if TRIBUTARY_HAVE_MPI
   /// What the core does next.
   enum class Next : std::uint8_t {
     wait,      ///< A round of the agreement runs: Poll.
-    schedule,  ///< Start the schedule (FillArgs); then Completed once it is done.
+    schedule,  ///< Start the schedule (StartSchedule); then Completed once it is done.
     finished,  ///< The network phase is over (on a failed generation: nothing more to do).
     failed     ///< The ranks disagree (Error); none takes a result.
   };
-  /// Starts the network phase of the loaded generation. `chosen`: the schedule `kind` with
-  /// `params` is known now (it is part of the record the ranks compare).
-  Next Start(const Env& env, bool chosen, ScheduleKind kind, const ScheduleParams& params);
+  /// Starts the schedule on the generation's bytes in the object's ScheduleRun (after Poll
+  /// said Next::schedule; Launch starts it itself where no round comes first).
+  void StartSchedule();
   /// Advances the round of the agreement; `draining`: the generation failed already (no
   /// description round, no error of its own). Never blocks.
   Next Poll(bool draining);
@@ -89,10 +95,6 @@ class Message {
   /// that splits the message); nothing otherwise. Called with the schedule's progress.
   /// Never blocks.
   void ProgressBeside();
-  /// The schedule's bytes for `kind`: data, input, result, payload, and the finisher of
-  /// exact records; stamps the record in a packed header. Returns true where the data must
-  /// stay unchanged (a reduce's other ranks: the schedule gets a copy where it writes).
-  bool FillArgs(ScheduleKind kind, ScheduleArgs* args);
   /// The schedule has completed; `rounded`: it finished the exact records itself.
   /// finished, failed (the header says the ranks disagree), or wait (the speculation
   /// missed: the ranks agree on a window, then the schedule runs again).
@@ -111,7 +113,23 @@ class Message {
   const std::string& Error() const noexcept { return error_; }
 
  private:
+  void Load(const LaunchSpec& spec);
+  ScheduleRequest Request() const noexcept;
+  // True where the schedule is chosen when it starts (StartSchedule), not at the launch:
+  // exact records (their size is known once the window is agreed), and a length
+  // speculation that missed (the length changed).
+  bool ChoosesLate() const noexcept { return spec_.window != nullptr || rechoose_; }
+  void Choose();
+  std::string Where() const;
+  void RunAlone();
 #if TRIBUTARY_HAVE_MPI
+  // Starts the network phase of the loaded generation; `chosen`: the schedule is known now
+  // (it is part of the record the ranks compare).
+  Next Start(bool chosen);
+  // The schedule's bytes for `kind`: data, input, result, payload, and the finisher of
+  // exact records; stamps the record in a packed header. Returns true where the data must
+  // stay unchanged (a reduce's other ranks: the schedule gets a copy where it writes).
+  bool FillArgs(ScheduleKind kind, ScheduleArgs* args);
   void StartPreRound(const WindowNeeds* measured = nullptr);
   std::string Disagreement(const std::string& what) const;
   bool SpeculationMissed() const;
@@ -133,7 +151,15 @@ class Message {
 
   std::string object_;
   std::uint64_t object_code_ = 0;
+  Env env_;
   LaunchSpec spec_;
+  // The schedule this generation runs on, and the request it was chosen for (the next
+  // generation with the same request takes the same choice without asking the selection).
+  ScheduleKind run_kind_ = ScheduleKind::mpi_library;
+  ScheduleParams run_params_;
+  bool chose_ = false;
+  ScheduleRequest chosen_for_;
+  ScheduleDecision decision_;
   Finisher finisher_;  // a window codec's rounding (spec_.window)
   std::string error_;
   bool pending_ = false;               // the pre-round or the description round runs
@@ -155,8 +181,12 @@ class Message {
 #if TRIBUTARY_HAVE_MPI
   std::vector<unsigned char> wire_;  // the header and the elements (or the stand-in)
   PackedLayout wire_layout_;         // one segment of the elements; none for a stand-in
-  Env env_;
+  MPI_Comm comm_ = MPI_COMM_NULL;    // the Context's communicator
+  int tag_ = 0;                      // the generation's tag block (the rounds use its top)
+  DebugLevel debug_ = DebugLevel::basic;
   std::unique_ptr<Agreement> agreement_;
+  // The schedule the pre-round compares: the one run, or this rank's own choice where it
+  // sent a stand-in in a speculation (ChooseOwn).
   bool chosen_ = false;  // the schedule below is this generation's
   ScheduleKind kind_ = ScheduleKind::mpi_library;
   ScheduleParams params_;

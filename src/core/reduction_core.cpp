@@ -169,10 +169,7 @@ std::string ReductionCore::Name() const {
   return n + " (object " + std::to_string(id_) + ")";
 }
 
-std::string ReductionCore::Where() const {
-  return Name() + ", generation " + std::to_string(Generation()) + ", rank " +
-         std::to_string(rank_);
-}
+std::string ReductionCore::Where() const { return GenerationWhere(Name(), Generation(), rank_); }
 
 std::vector<int> ReductionCore::MissingLists() const {
   std::vector<int> missing;
@@ -335,35 +332,27 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
   if (State() == Phase::failed) ThrowError();  // failed while the last list combined
   if (State() != Phase::collecting)
     throw UsageError(Where() + ": network phase launched while " + ToString(State()));
-  message_->Load(spec);
-  ReductionHost& host = *host_;
-  try {
-    if (!message_->ChoosesLate()) Choose();  // exact records: once their size is known
-  } catch (const UsageError& e) {            // the same on every rank: the options are
-    SetError(ErrorKind::usage, Where() + ": " + e.what(), rank_);
-    phase_.store(Phase::failed, std::memory_order_release);
-    throw UsageError(error_);
-  }
-  if (trace_) trace_->NetworkStart(id_, Generation(), spec);
-  if (size_ == 1) {
-    message_->RunAlone();
-    phase_.store(Phase::in_flight, std::memory_order_release);
-    return;  // nothing to send: Check finishes at once
-  }
+  Message::Env env;
+  env.host = host_;
+  env.slot = pool_slot_;
+  env.generation = Generation();
+  env.rank = rank_;
+  env.size = size_;
+  env.trace = trace_;
+  env.object = id_;
 #if TRIBUTARY_HAVE_MPI
-  mpi_->CheckThread(rank_);
-  auto mpi = mpi_->LockMpi();
+  env.run = run_.get();
+  std::unique_lock<std::mutex> mpi;
+  if (size_ > 1) {
+    mpi_->CheckThread(rank_);
+    mpi = mpi_->LockMpi();
+  }
+#endif
+  // From here the message unit runs the launch up to the first message (the choice of the
+  // schedule, the agreement round or the schedule's start); its errors fail the generation
+  // on this rank alike: the options' refusals are the same on every rank.
   try {
-    Message::Env env;
-    env.comm = host.Comm();
-    env.tag = GenerationTag(pool_slot_, Generation());
-    env.rank = rank_;
-    env.size = size_;
-    env.debug = host.Options().debug;
-    env.host = &host;
-    env.slot = pool_slot_;
-    if (message_->Start(env, !message_->ChoosesLate(), kind_, params_) == Message::Next::schedule)
-      StartSchedule();
+    message_->Launch(spec, env);
   } catch (const MpiError& e) {
     SetError(ErrorKind::mpi, Where() + ": " + e.what(), rank_);
     phase_.store(Phase::failed, std::memory_order_release);
@@ -373,33 +362,10 @@ void ReductionCore::Launch(const LaunchSpec& spec) {
     phase_.store(Phase::failed, std::memory_order_release);
     throw UsageError(error_);
   }
-#endif
   phase_.store(Phase::in_flight, std::memory_order_release);
 }
 
-// The schedule of this generation, from inputs that are identical on every rank (the
-// pre-round compares the choice).
-void ReductionCore::Choose() {
-  const ReductionHost& host = *host_;
-  const ScheduleRequest request = message_->Request();
-  const ScheduleDecision d = host.Choose(request, pool_slot_);
-  kind_ = d.choice.kind;
-  params_ = d.choice.params;
-  if (host.LogsChoices()) host.LogChoice(Where(), request, d);
-}
-
-void ReductionCore::StartSchedule() {
-#if TRIBUTARY_HAVE_MPI
-  ReductionHost& host = *host_;
-  if (message_->ChoosesLate()) Choose();  // by the size of the records, the same on every rank
-  ScheduleArgs args;
-  args.params = params_;
-  const bool read_only = message_->FillArgs(kind_, &args);
-  host.Place(kind_, pool_slot_, Generation(), &args);
-  args.rounds = trace_ ? trace_->ScheduleStart(id_, Generation(), kind_) : nullptr;
-  run_->Start(kind_, args, read_only, rank_, size_);
-#endif
-}
+ScheduleKind ReductionCore::ScheduleUsed() const noexcept { return message_->ScheduleUsed(); }
 
 bool ReductionCore::AdvanceLocked() {
   const bool draining = draining_.load();
@@ -415,7 +381,7 @@ bool ReductionCore::AdvanceLocked() {
     if (message_->Waiting()) {
       next = message_->Poll(false);
       if (next == Message::Next::wait) return false;
-      if (next == Message::Next::schedule) StartSchedule();
+      if (next == Message::Next::schedule) message_->StartSchedule();
     }
     if (next != Message::Next::finished && next != Message::Next::failed && run_->Active()) {
       message_->ProgressBeside();  // a length check running beside the schedule, if any

@@ -122,7 +122,7 @@ class ReductionCore {
   /// flight, and inside an executor's cycle (CurrentCycle) while the last generation
   /// started and completed in an earlier cycle. Throws UsageError before any start;
   /// rethrows the generation's error. An incomplete answer also advances another
-  /// operation in flight on the Context (detail/progress.hpp).
+  /// operation in flight on the Context (detail/core/progress.hpp).
   TaskStatus Check();
   /// Check for generation `generation`: incomplete while it has not started (it is the
   /// next one); UsageError for an earlier or a later generation.
@@ -183,7 +183,7 @@ class ReductionCore {
   /// "AllReduce<double> 'dt' (object 3), generation 7, rank 1".
   std::string Where() const;
   /// The schedule of the current (or last) generation.
-  ScheduleKind ScheduleUsed() const noexcept { return kind_; }
+  ScheduleKind ScheduleUsed() const noexcept;
   /// A one-line status for the watchdog.
   std::string Status() const;
   int ObjectId() const noexcept { return id_; }
@@ -200,8 +200,6 @@ class ReductionCore {
 
  private:
   enum class ErrorKind : std::uint8_t { none, usage, remote, mpi, watchdog };
-  void Choose();
-  void StartSchedule();
   bool AdvanceLocked();
   bool SettleLocked() noexcept;
   void Finish();
@@ -244,8 +242,6 @@ class ReductionCore {
   std::atomic<unsigned> idle_polls_{0};
 
   ObjectLock mutex_;
-  ScheduleKind kind_ = ScheduleKind::mpi_library;  // this generation's schedule
-  ScheduleParams params_;
   // The generation's message (its bytes, the agreement rounds, the retry) and its schedule.
   std::unique_ptr<Message> message_;
   std::unique_ptr<ScheduleRun> run_;
