@@ -25,7 +25,7 @@
 #include "tributary/detail/core/op_holder.hpp"
 #include "tributary/detail/core/reduction_core.hpp"
 #include "tributary/detail/core/type_name.hpp"
-#include "tributary/detail/device/device_stage.hpp"
+#include "tributary/detail/device/device_stage_base.hpp"
 #include "tributary/detail/device/kokkos_hooks.hpp"
 #include "tributary/detail/exact/exact_policy.hpp"
 #include "tributary/errors.hpp"
@@ -35,9 +35,11 @@ namespace tributary {
 class Batch;
 
 /// One reduction inside a Batch; owned by the batch. Like AllReduce: `val` holds the result
-/// once the batch completes.
+/// once the batch completes, and partials computed on the device come through ContributeView
+/// and ContributeKernel (with tributary/kokkos.hpp), folded in list order on the device.
 template <class T>
-class BatchMember final : public detail::BatchMemberBase {
+class BatchMember final : public detail::BatchMemberBase,
+                          public detail::DeviceContributionApi<BatchMember<T>> {
   static_assert(kIsReducible<T> && !ValueTraits<T>::dynamic,
                 "batch members have a fixed size: scalars, std::array, trivially copyable "
                 "structs, tuples");
@@ -58,39 +60,9 @@ class BatchMember final : public detail::BatchMemberBase {
   TaskStatus Contribute(int list_index, const ExactSums<K>& partials);
   /// Polls the whole batch.
   TaskStatus CheckReduce();
-#if TRIBUTARY_HAVE_KOKKOS
-  /// Contributes list `list_index`'s partial computed on the device: `data` reduced with
-  /// `op` (the member's operator) into the list's device slot, as AllReduce::ContributeView
-  /// does (values of one element: a View of rank 1-3; std::array members: their k values
-  /// as a rank-1 View, or the rows of a rank-2 View). The batch folds the member's slots in
-  /// list order on the device and starts its message once every member's device work is
-  /// done. All lists contribute to a member the same way (host or device) in a generation.
-  template <class Exec, class View, class Op,
-            std::enable_if_t<detail::LooksLikeExecutionSpace<Exec>::value &&
-                                 detail::LooksLikeView<View>::value,
-                             int> = 0>
-  TaskStatus ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
-                            std::int64_t first_index = 0) {
-    TRIBUTARY_REQUIRE_KOKKOS_LAYER(data);
-    ContributeViewOnDevice(list_index, exec, data, op, first_index);
-    return TaskStatus::complete;
-  }
-  /// The same on the View's default execution-space instance.
-  template <class View, class Op, std::enable_if_t<detail::LooksLikeView<View>::value, int> = 0>
-  TaskStatus ContributeView(int list_index, const View& data, const Op& op,
-                            std::int64_t first_index = 0) {
-    return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
-  }
-  /// The reduction with `op` of a kernel over a RangePolicy, an MDRangePolicy (rank 2 to 6)
-  /// or a TeamPolicy, on the policy's instance (the functor's forms, members of K elements
-  /// from one pass and exact sums as AllReduce::ContributeKernel).
-  template <class Policy, class F, class Op>
-  TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
-    TRIBUTARY_REQUIRE_KOKKOS_LAYER(policy);
-    ContributeKernelOnDevice(list_index, policy, f, op);
-    return TaskStatus::complete;
-  }
-#endif
+  // ContributeView and ContributeKernel (on the member's operator, folded in list order on
+  // the device; the batch starts its message once every member's device work is done):
+  // DeviceContributionApi.
 
   /// Made by Batch::Add.
   template <class Op>
@@ -172,7 +144,8 @@ class BatchMember final : public detail::BatchMemberBase {
  private:
   friend class Batch;
 #if TRIBUTARY_HAVE_KOKKOS
-  // Defined by the Kokkos layer (detail/device_contributions.hpp).
+  // Defined by the Kokkos layer (detail/device/device_contributions.hpp).
+  friend class detail::DeviceContributionApi<BatchMember<T>>;
   template <class Exec, class View, class Op>
   void ContributeViewOnDevice(int list_index, const Exec& exec, const View& data, const Op& op,
                               std::int64_t first_index);

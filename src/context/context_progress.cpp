@@ -1,5 +1,5 @@
 // Who advances the operations in flight on a Context: Context::Progress (the executors'
-// hook) and WaitAll, AdvanceOthers (the progress rule of detail/progress.hpp: a poll that
+// hook) and WaitAll, AdvanceOthers (the progress rule of detail/core/progress.hpp: a poll that
 // finds its own operation incomplete advances another), and the progress thread
 // (ProgressPolicy::thread).
 #include <chrono>

@@ -28,7 +28,7 @@ struct Registry {
   /// Pool slots in use (1) or free (0); an object takes the lowest free one.
   std::vector<char> slot_used;
   int next_object_id = 0;
-  /// Keyed collectives and block patterns (detail/progress.hpp).
+  /// Keyed collectives and block patterns (detail/core/progress.hpp).
   struct Poller {
     void* self;
     PollFn poll;

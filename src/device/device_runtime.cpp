@@ -1,6 +1,7 @@
-// Whether the Kokkos runtime runs, for the Kokkos-free headers (detail/device_stage.hpp):
-// objects destroyed after Kokkos::finalize must leave their device memory alone.
-#include "tributary/detail/device/device_stage.hpp"
+// Whether the Kokkos runtime runs, for the Kokkos-free headers
+// (detail/device/device_stage_base.hpp): objects destroyed after Kokkos::finalize must leave their
+// device memory alone.
+#include "tributary/detail/device/device_stage_base.hpp"
 
 #if TRIBUTARY_HAVE_KOKKOS
 

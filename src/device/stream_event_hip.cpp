@@ -1,4 +1,4 @@
-// The HIP runtime's event calls behind detail::StreamEvent (detail/stream_event.hpp),
+// The HIP runtime's event calls behind detail::StreamEvent (detail/device/stream_event.hpp),
 // compiled into the library where Kokkos has the HIP backend; empty otherwise.
 #include "tributary/config.hpp"
 

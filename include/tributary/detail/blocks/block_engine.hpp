@@ -1,7 +1,7 @@
 // The engine behind BlockReduction and BlockAllToAll, without the block type: it runs the
 // calls of this rank's blocks as non-blocking tasks over any BlockPartners, carries their
 // messages (in memory on the rank, by MPI between ranks) and checks the links once. The
-// all-to-all is an adapter over it (detail/block_all_to_all.hpp). Compiled once, in
+// all-to-all is an adapter over it (detail/blocks/block_all_to_all.hpp). Compiled once, in
 // src/blocks/block_engine.cpp.
 #pragma once
 

@@ -26,7 +26,7 @@
 #include "tributary/detail/core/op_holder.hpp"
 #include "tributary/detail/core/reduction_core.hpp"
 #include "tributary/detail/core/type_name.hpp"
-#include "tributary/detail/device/device_stage.hpp"
+#include "tributary/detail/device/device_stage_base.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/exact_sum.hpp"
 
@@ -180,7 +180,7 @@ class ListPartials {
   bool OnDevice() const noexcept { return where_.load(std::memory_order_acquire) == kOnDevice; }
 
 #if TRIBUTARY_HAVE_KOKKOS
-  /// (Defined in detail/list_partials_device.hpp, the Kokkos layer.)
+  /// (Defined in detail/device/list_partials_device.hpp, the Kokkos layer.)
   /// List `list`'s partial reduced on the device from the View `data` (k values per list;
   /// `exact`: summed exactly), or, with Policy, from a kernel's functor. `size`: the
   /// elements of the value, or 0 where values of any length are allowed. Returns true for

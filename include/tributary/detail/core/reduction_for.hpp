@@ -1,5 +1,5 @@
 // The typed layer an AllReduce<T> or Reduce<T> is built on: TypedReduction<T>, or, for a
-// View in memory the host cannot read, StagedReduction<T> (detail/staged_view.hpp, part
+// View in memory the host cannot read, StagedReduction<T> (detail/device/staged_view.hpp, part
 // of the Kokkos layer that tributary/kokkos.hpp brings in).
 #pragma once
 
@@ -16,7 +16,7 @@
 namespace tributary::detail {
 
 /// A rank-1 View of plain elements that must be staged through host memory: true only by
-/// the specialisation in detail/staged_view.hpp.
+/// the specialisation in detail/device/staged_view.hpp.
 template <class T>
 struct IsStagedView : std::false_type {};
 

@@ -27,7 +27,7 @@
 #include "tributary/detail/core/reduction_core.hpp"
 #include "tributary/detail/core/type_name.hpp"
 #include "tributary/detail/core/typed_message.hpp"
-#include "tributary/detail/device/device_stage.hpp"
+#include "tributary/detail/device/device_stage_base.hpp"
 #include "tributary/detail/device/kokkos_hooks.hpp"
 #include "tributary/detail/exact/exact_kernels.hpp"
 #include "tributary/detail/exact/exact_policy.hpp"
@@ -38,7 +38,7 @@
 namespace tributary::detail {
 
 template <class T>
-class TypedReduction : private ReductionClient {
+class TypedReduction : private ReductionClient, public DeviceContributionApi<TypedReduction<T>> {
   static_assert(kIsReducible<T>,
                 "tributary: unsupported value type; supported are arithmetic types, "
                 "std::complex, std::array, C arrays, std::vector, Kokkos::View<E*> (with "
@@ -88,57 +88,7 @@ class TypedReduction : private ReductionClient {
     return TaskStatus::complete;
   }
 
-#if TRIBUTARY_HAVE_KOKKOS
-  /// Contributes list `list_index`'s partial computed on the device from `data`, a
-  /// Kokkos::View of rank 1 to 3 (any layout, a subview included) that `exec` can read,
-  /// reduced with `op` (the generation's operator) into the list's slot in the memory of
-  /// `exec`, without a host fence:
-  ///  - a value of one element: every element of `data` is reduced to one (for MinLoc /
-  ///    MaxLoc over a View of plain values, element i carries index `first_index` + i, i
-  ///    counted row-major over the View's extents);
-  ///  - a value of k elements (std::vector, std::array, a host View): `data` of rank 1
-  ///    holds the list's k values; `data` of rank 2 (n x k) is reduced over its rows.
-  /// The last list's contribution queues the list-order fold; the network phase starts when
-  /// a CheckReduce finds that work done. All lists of a generation contribute on the
-  /// device, in one execution space. The operator must commute (the backend joins partial
-  /// results in its own order); UsageError for a different operator than the generation's.
-  template <
-      class Exec, class View, class Op,
-      std::enable_if_t<LooksLikeExecutionSpace<Exec>::value && LooksLikeView<View>::value, int> = 0>
-  TaskStatus ContributeView(int list_index, const Exec& exec, const View& data, const Op& op,
-                            std::int64_t first_index = 0) {
-    TRIBUTARY_REQUIRE_KOKKOS_LAYER(data);
-    ContributeViewOnDevice(list_index, exec, data, op, first_index);
-    return TaskStatus::complete;
-  }
-
-  /// ContributeView on the View's default execution-space instance.
-  template <class View, class Op, std::enable_if_t<LooksLikeView<View>::value, int> = 0>
-  TaskStatus ContributeView(int list_index, const View& data, const Op& op,
-                            std::int64_t first_index = 0) {
-    return ContributeView(list_index, typename View::execution_space(), data, op, first_index);
-  }
-
-  /// Contributes list `list_index`'s partial as the reduction with `op` of a kernel over
-  /// `policy` (a RangePolicy, an MDRangePolicy of rank 2 to 6, or a TeamPolicy), on the
-  /// policy's execution-space instance, into the list's device slot, without a host fence.
-  /// The functor gives the element (`f(i...)`; for MinLoc / MaxLoc a ValueLoc with the
-  /// user's global index; a team: `f(member)`, the team's partial, added once per team) or
-  /// accumulates it as a Kokkos reduction functor does (`f(i..., E& acc)`,
-  /// `f(member, E& acc)`). With exact sums (Determinism::rank_count_independent, Sum over
-  /// float or double) the values it gives are added exactly; one that accumulates takes
-  /// `ExactSum& acc`. A value of K elements (std::array<E, K>, E[K], a contiguous
-  /// container that consists of its K elements) takes all K from one pass: the functor
-  /// accumulates into the value type (`f(i..., T& acc)`, `acc[0] += ...; acc[1] += ...;`)
-  /// or into `E (&acc)[K]`, or gives them (`T f(i...)`, `std::array<E, K> f(i...)`); each
-  /// element is combined with `op`, or summed exactly into `tributary::ExactSums<K>& acc`.
-  template <class Policy, class F, class Op>
-  TaskStatus ContributeKernel(int list_index, const Policy& policy, const F& f, const Op& op) {
-    TRIBUTARY_REQUIRE_KOKKOS_LAYER(policy);
-    ContributeKernelOnDevice(list_index, policy, f, op);
-    return TaskStatus::complete;
-  }
-#endif
+  // ContributeView and ContributeKernel: DeviceContributionApi.
 
   /// Determinism::rank_count_independent with Sum over float or double: list
   /// `list_index`'s partial as exact sums of its data (ExactSum; one per element of the
@@ -314,7 +264,8 @@ class TypedReduction : private ReductionClient {
   std::unique_ptr<ReductionCore> core_;
 #if TRIBUTARY_HAVE_KOKKOS
   // The device contributions behind ContributeView and ContributeKernel, defined by the
-  // Kokkos layer (detail/device_contributions.hpp).
+  // Kokkos layer (detail/device/device_contributions.hpp).
+  friend class DeviceContributionApi<TypedReduction<T>>;
   template <class Exec, class View, class Op>
   void ContributeViewOnDevice(int list_index, const Exec& exec, const View& data, const Op& op,
                               std::int64_t first_index);

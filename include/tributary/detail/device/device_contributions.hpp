@@ -1,6 +1,6 @@
 // The Kokkos half of the typed facades: ContributeView and ContributeKernel of AllReduce /
 // Reduce (TypedReduction) and of Batch members, on top of the device list partials
-// (detail/list_partials_device.hpp). Part of the Kokkos layer: included through
+// (detail/device/list_partials_device.hpp). Part of the Kokkos layer: included through
 // tributary/kokkos.hpp, which a program includes to contribute Views or kernels.
 #pragma once
 
@@ -21,8 +21,8 @@
 
 #include "tributary/batch.hpp"
 #include "tributary/detail/core/typed_reduction.hpp"
-#include "tributary/detail/device/device_partials.hpp"
 #include "tributary/detail/device/device_policy_kernels.hpp"
+#include "tributary/detail/device/device_stage.hpp"
 #include "tributary/detail/device/kokkos_hooks.hpp"
 #include "tributary/detail/device/list_partials_device.hpp"
 #include "tributary/errors.hpp"

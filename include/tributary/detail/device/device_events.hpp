@@ -1,6 +1,6 @@
 // When device work is done, tested without blocking: DeviceEvent<Exec> for every execution
 // space (host backends: at once; CUDA and HIP: an event on the instance's stream, whose
-// vendor calls the library compiles, detail/stream_event.hpp; others: a fence), and the
+// vendor calls the library compiles, detail/device/stream_event.hpp; others: a fence), and the
 // host memory the one staging copy goes to. Part of the Kokkos layer.
 #pragma once
 

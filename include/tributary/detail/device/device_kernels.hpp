@@ -1,7 +1,7 @@
 // The kernels of device partials: a list's View (every element, or its rows) reduced into
 // the list's device slot, copies and fills of slots, the list-order fold of the slots, and
 // their exact-sum forms (Determinism::rank_count_independent); with the compile-time rules
-// a View must meet. Queued by DeviceStage (detail/device_partials.hpp). Part of the Kokkos
+// a View must meet. Queued by DeviceStage (detail/device/device_stage.hpp). Part of the Kokkos
 // layer.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The Kokkos half of ListPartials (detail/list_partials.hpp): a list's contribution from a
+// The Kokkos half of ListPartials (detail/core/list_partials.hpp): a list's contribution from a
 // View or a kernel into its device slot, and the fold queued after the last list's kernel.
 // Part of the Kokkos layer: included through tributary/kokkos.hpp only.
 #pragma once
@@ -21,8 +21,8 @@
 #include <type_traits>
 
 #include "tributary/detail/core/list_partials.hpp"
-#include "tributary/detail/device/device_partials.hpp"
 #include "tributary/detail/device/device_policy_kernels.hpp"
+#include "tributary/detail/device/device_stage.hpp"
 
 namespace tributary::detail {
 

@@ -1,8 +1,8 @@
 // Completion events on a GPU stream (CUDA, HIP) behind opaque handles, free of Kokkos and of
 // every vendor header: the vendor calls are compiled into the library, in the backend's build
 // only (src/device/stream_event_cuda.cpp, src/device/stream_event_hip.cpp), so that a user's
-// translation unit never includes a GPU runtime header for Tributary. detail/device_events.hpp puts
-// them behind DeviceEvent<Exec>.
+// translation unit never includes a GPU runtime header for Tributary.
+// detail/device/device_events.hpp puts them behind DeviceEvent<Exec>.
 #pragma once
 
 #if !defined(TRIBUTARY_PUBLIC_INCLUDE) && !defined(TRIBUTARY_INTERNAL_INCLUDE)

@@ -1,6 +1,6 @@
 // Kokkos::View as a value of AllReduce / Reduce: rank-1 Views in host-readable memory are
 // values like std::vector; StageThroughHost names the memory spaces whose Views are staged
-// through host memory instead (detail/staged_view.hpp). Part of the Kokkos layer: included
+// through host memory instead (detail/device/staged_view.hpp). Part of the Kokkos layer: included
 // through tributary/kokkos.hpp.
 #pragma once
 

@@ -2,7 +2,7 @@
 // carrying), callable on the host and in device kernels alike (TRIBUTARY_FUNCTION), with
 // ExactSum's own additions defined on them, so that a user's kernel can add into an
 // ExactSum (`s += x`) on any backend; and Tributary's access to the digits, which the exact
-// wire form (detail/exact_window.hpp) reads too. Included at the end of
+// wire form (detail/exact/exact_window.hpp) reads too. Included at the end of
 // tributary/exact_sum.hpp, where ExactSum is complete (include that header, not this one);
 // free of Kokkos headers beyond Kokkos_Macros.hpp and of MPI.
 #pragma once

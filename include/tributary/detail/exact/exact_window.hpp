@@ -18,7 +18,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "tributary/exact_sum.hpp"  // with its digits (detail/exact_digits.hpp)
+#include "tributary/exact_sum.hpp"  // with its digits (detail/exact/exact_digits.hpp)
 
 namespace tributary::detail {
 
