@@ -4,6 +4,7 @@
 // destruction is reported as an error, never a silent free.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ TEST(BlockLifetime, DestroyedWithASendInFlightKeepsItsBufferAndSaysSo) {
     std::vector<std::string> errors;
     tributary::ContextOptions options;
     options.error_handler = [&](const std::string& m) { errors.push_back(m); };
+    // The sender waits its drain time (the watchdog's) for a send that cannot complete
+    // before the receiver reaches the barrier below: 2 s instead of the default 60 s.
+    if (Rank() == 1) options.watchdog = std::chrono::seconds(2);
     {
       tributary::Context ctx(pair, options);
       const BlockGrid grid({2}, 2);
