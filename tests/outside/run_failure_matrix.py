@@ -14,8 +14,8 @@ end as expected, and the counts; exits 1 when any cell failed.
 
 --part K/N keeps the cells whose place in the full product of policy, fault, teardown and
 executor (the same place at every rank count) is K modulo N: CTest's default suite runs
-part 0/2 at 1 and 4 ranks and part 1/2 at 2 and 3, so each cell runs once at an odd and
-once at an even rank count; scripts/run-failure-matrix.sh runs every cell at 1-4 ranks.
+part R-1 of 4 at R ranks (R = 1-4), so each cell runs once; scripts/run-failure-matrix.sh
+runs every cell at 1-4 ranks.
 """
 import argparse
 import concurrent.futures
