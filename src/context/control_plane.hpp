@@ -71,7 +71,7 @@ class ControlPlane {
   /// the tasks that wait for them where Context::Execute runs an executor.
   void RunWatchdog();
   /// The report of every object this rank waits for, with every rank's view of each, asked
-  /// for now and waited for (at most min(watchdog, 2 s)): the section a Context adds to the
+  /// for now and waited for (at most 2 s): the section a Context adds to the
   /// task watchdog's report (Executor::AddReportSection). Those generations are not
   /// reported again by the Context's own watchdog.
   std::string ObjectsReport();
