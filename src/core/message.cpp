@@ -119,6 +119,7 @@ void Message::Choose() {
   if (!chose_ || !SameRequest(request, chosen_for_)) {
     chose_ = false;  // stays so where the options refuse the choice
     decision_ = env_.host->Choose(request, env_.slot);
+    decision_code_ = ScheduleCode(decision_.choice.kind, decision_.choice.params);
     chosen_for_ = request;
     chose_ = true;
   }
@@ -186,7 +187,7 @@ Message::Next Message::Start(bool chosen) {
     record_op_ = record.op;
     if (spec_.check_length) record.count = 0;  // compared as the length
     record_hash_ = RecordHash(record, object_code_);
-    if (chosen) schedule_code_ = ScheduleCode(kind_, params_);
+    if (chosen) schedule_code_ = decision_code_;  // the code of run_kind_ and run_params_
   }
   if (speculating_) {  // the pre-round ran for an earlier generation
     if (beside_) StartBeside();

@@ -160,7 +160,8 @@ class Message {
   bool chose_ = false;
   ScheduleRequest chosen_for_;
   ScheduleDecision decision_;
-  Finisher finisher_;  // a window codec's rounding (spec_.window)
+  std::uint64_t decision_code_ = 0;  // its ScheduleCode, for the pre-round and the header
+  Finisher finisher_;                // a window codec's rounding (spec_.window)
   std::string error_;
   bool pending_ = false;               // the pre-round or the description round runs
   bool describing_ = false;            // the description round runs
