@@ -250,6 +250,143 @@ TEST(DevicePartials, SumInTheDocumentedOrder) {
 }
 
 // MinLoc / MaxLoc: equal extremes in several lists and ranks; the lowest global index wins.
+// Both ways a kernel over every element splits a View into work items — contiguous chunks
+// (host backends) and interleaved items (GPU backends) — run here on whatever backend the
+// suite has, so that the GPU layout is checked on a host backend too: every element of
+// rank 1-3 Views (a LayoutLeft subview among them, sizes around the item lengths) is
+// reduced once, MinLoc ties go to the lowest index, and exact sums (contiguous chunks on
+// every backend) equal a host ExactSum.
+// A host copy of a device View of any layout (a strided subview is first copied into a
+// contiguous device View: Kokkos copies across spaces only between contiguous Views).
+template <class View>
+auto HostCopy(const View& v) {
+  using D = typename View::non_const_data_type;
+  Kokkos::View<D, Kokkos::LayoutRight, Mem> c;
+  if constexpr (View::rank == 1) c = decltype(c)("contiguous", v.extent(0));
+  if constexpr (View::rank == 2) c = decltype(c)("contiguous", v.extent(0), v.extent(1));
+  if constexpr (View::rank == 3)
+    c = decltype(c)("contiguous", v.extent(0), v.extent(1), v.extent(2));
+  Kokkos::deep_copy(c, v);
+  auto h = Kokkos::create_mirror_view(c);
+  Kokkos::deep_copy(h, c);
+  return h;
+}
+
+template <bool Interleaved, class View>
+void CheckItemLayout(const View& v, const std::string& what) {
+  using tributary::detail::ExactAllKernel;
+  using tributary::detail::ReduceAllKernel;
+  using tributary::detail::ShapeAllElements;
+  using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
+  const std::int64_t per =
+      Interleaved ? tributary::detail::kInterleavedElements : tributary::detail::kDeviceChunk;
+  const auto h = HostCopy(v);
+  // The host reference, row-major over the extents.
+  std::int64_t sum = 0, min_index = -1;
+  double min = std::numeric_limits<double>::infinity();
+  tributary::ExactSum exact;
+  std::int64_t i = 0;
+  auto visit = [&](double x) {
+    sum += static_cast<std::int64_t>(x);
+    exact += x * 0.125;
+    if (x < min) min = x, min_index = i;
+    ++i;
+  };
+  if constexpr (View::rank == 1)
+    for (std::size_t a = 0; a < v.extent(0); ++a) visit(h(a));
+  if constexpr (View::rank == 2)
+    for (std::size_t a = 0; a < v.extent(0); ++a)
+      for (std::size_t b = 0; b < v.extent(1); ++b) visit(h(a, b));
+  if constexpr (View::rank == 3)
+    for (std::size_t a = 0; a < v.extent(0); ++a)
+      for (std::size_t b = 0; b < v.extent(1); ++b)
+        for (std::size_t c = 0; c < v.extent(2); ++c) visit(h(a, b, c));
+  SCOPED_TRACE(what + (Interleaved ? ", interleaved items" : ", contiguous chunks"));
+  ReduceAllKernel<View, double, tributary::Sum, Interleaved> add{tributary::Sum{}, 0.0, v, 0};
+  double got = -1;
+  Kokkos::parallel_reduce(Range(0, ShapeAllElements(add, v, per)), add, got);
+  EXPECT_EQ(got, static_cast<double>(sum));
+  using Loc = ValueLoc<double>;
+  const Loc none = tributary::MinLoc::Identity<Loc>();
+  ReduceAllKernel<View, Loc, tributary::MinLoc, Interleaved> low{tributary::MinLoc{}, none, v, 0};
+  Loc lowest = none;
+  Kokkos::parallel_reduce(Range(0, ShapeAllElements(low, v, per)), low, lowest);
+  EXPECT_EQ(lowest.value, min);
+  EXPECT_EQ(lowest.index, min_index);
+  // Exact: the View's values scaled by 1/8 on the device, so that the sum has a fraction.
+  Kokkos::View<double***, Mem> scaled("scaled", View::rank == 3 ? v.extent(0) : 1,
+                                      View::rank >= 2 ? v.extent(View::rank - 2) : 1,
+                                      v.extent(View::rank - 1));
+  auto hs = Kokkos::create_mirror_view(scaled);
+  std::int64_t k = 0;
+  for (std::size_t a = 0; a < scaled.extent(0); ++a)
+    for (std::size_t b = 0; b < scaled.extent(1); ++b)
+      for (std::size_t c = 0; c < scaled.extent(2); ++c, ++k) {
+        if constexpr (View::rank == 1) hs(a, b, c) = h(c) * 0.125;
+        if constexpr (View::rank == 2) hs(a, b, c) = h(b, c) * 0.125;
+        if constexpr (View::rank == 3) hs(a, b, c) = h(a, b, c) * 0.125;
+      }
+  Kokkos::deep_copy(scaled, hs);
+  ExactAllKernel<decltype(scaled)> sums{scaled};
+  tributary::ExactSum total;
+  Kokkos::parallel_reduce(Range(0, ShapeAllElements(sums, scaled)), sums, total);
+  EXPECT_EQ(total.Round(), exact.Round());
+}
+
+TEST(DevicePartials, BothItemLayoutsReduceEveryElementOnce) {
+  auto fill = [](auto v) {
+    auto h = Kokkos::create_mirror_view(v);
+    std::int64_t i = 0;
+    auto* p = h.data();
+    for (std::size_t a = 0; a < h.span(); ++a, ++i) p[a] = static_cast<double>((i * 37) % 23) - 11;
+    Kokkos::deep_copy(v, h);
+    return v;
+  };
+  for (std::size_t n : {1, 7, 8, 9, 31, 33, 1023, 1025, 5000}) {
+    const auto v = fill(Kokkos::View<double*, Mem>("v", n));
+    CheckItemLayout<false>(v, "rank 1, " + std::to_string(n));
+    CheckItemLayout<true>(v, "rank 1, " + std::to_string(n));
+  }
+  const auto m = fill(Kokkos::View<double**, Mem>("m", 37, 1100));
+  const auto left = fill(Kokkos::View<double**, Kokkos::LayoutLeft, Mem>("left", 40, 19));
+  const auto sub = Kokkos::subview(left, Kokkos::make_pair(3, 38), Kokkos::make_pair(2, 17));
+  const auto cube = fill(Kokkos::View<double***, Mem>("cube", 5, 6, 9));
+  CheckItemLayout<false>(m, "rank 2");
+  CheckItemLayout<true>(m, "rank 2");
+  CheckItemLayout<false>(sub, "LayoutLeft subview");
+  CheckItemLayout<true>(sub, "LayoutLeft subview");
+  CheckItemLayout<false>(cube, "rank 3");
+  CheckItemLayout<true>(cube, "rank 3");
+}
+
+// An exact sum over an MDRangePolicy on a GPU backend: the tiles are halved until a block's
+// values fit its shared memory (Kokkos' default 4x4x4x4 tiles launch 256 threads, and 258
+// ExactSums need 148 KiB); the rule itself runs here on the host.
+TEST(DevicePartials, ExactSumTilesFitSharedMemory) {
+  using tributary::detail::TilesFittingSharedMemory;
+  using Tiles = std::array<std::int64_t, 4>;
+  const std::size_t exact = sizeof(tributary::ExactSum), shared = 48 * 1024;
+  auto block = [](const Tiles& t, int rank) {
+    std::size_t p = 1, b = 1;
+    for (int d = 0; d < rank; ++d) p *= static_cast<std::size_t>(t[static_cast<std::size_t>(d)]);
+    while (b < p) b *= 2;
+    return b;
+  };
+  EXPECT_EQ(exact, 576u);
+  const Tiles four = TilesFittingSharedMemory(Tiles{4, 4, 4, 4}, 4, exact, shared);
+  EXPECT_EQ(block(four, 4), 64u);  // (64 + 2) x 576 = 38016 bytes; 128 threads would not fit
+  EXPECT_LE((block(four, 4) + 2) * exact, shared);
+  const Tiles three = TilesFittingSharedMemory(Tiles{32, 8, 1, 0}, 3, 2 * exact, shared);
+  EXPECT_EQ(block(three, 3), 32u);  // ExactSums<2>: (32 + 2) x 1152 = 39168 bytes
+  EXPECT_EQ(three[2], 1);
+  const Tiles odd = TilesFittingSharedMemory(Tiles{7, 5, 3, 0}, 3, exact, shared);
+  EXPECT_LE((block(odd, 3) + 2) * exact, shared);
+  const Tiles small = TilesFittingSharedMemory(Tiles{16, 16, 0, 0}, 2, sizeof(double), shared);
+  EXPECT_EQ(small, (Tiles{16, 16, 0, 0}));  // plain values keep the user's tiles
+  const Tiles huge = TilesFittingSharedMemory(Tiles{2, 2, 0, 0}, 2, 64 * 1024, shared);
+  EXPECT_EQ(huge, (Tiles{1, 1, 0, 0}));  // stops at one thread: Kokkos reports the rest
+}
+
 TEST(DevicePartials, MinLocMaxLocTiesGoToTheLowestIndex) {
   tributary::Context ctx;
   AllReduce<ValueLoc<double>> lo(ctx, "minloc"), hi(ctx, "maxloc");

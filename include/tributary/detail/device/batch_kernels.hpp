@@ -124,7 +124,9 @@ void Batch::ContributeSharedKernel(int list, const Policy& policy, const F& f, c
       using Kernel =
           detail::MultiExactKernel<F, K, Args, Form::into_exact || Form::into_exact_array,
                                    !Form::into_exact && Form::into_exact_array>;
-      Kokkos::parallel_reduce("tributary::batch_exact_kernel", policy, Kernel{f, to_exact},
+      Kokkos::parallel_reduce("tributary::batch_exact_kernel",
+                              detail::FitTilesToSharedMemory<sizeof(ExactSums<K>)>(policy),
+                              Kernel{f, to_exact},
                               first.partials_.template SharedScratch<ExactSums<K>, Exec>(list));
     }
   }

@@ -164,10 +164,11 @@ class DeviceStage final : public DeviceStageBase<E> {
 };
 
 /// Sets the row split of a kernel over every element of `data` (ReduceAllKernel,
-/// ExactAllKernel: rows of the last extent, cut into chunks of kDeviceChunk) and returns
-/// the number of work items.
+/// ExactAllKernel: rows of the last extent, cut into items of `per_item` elements each) and
+/// returns the number of work items.
 template <class Kernel, class View>
-std::int64_t ShapeAllElements(Kernel& kernel, const View& data) {
+std::int64_t ShapeAllElements(Kernel& kernel, const View& data,
+                              std::int64_t per_item = kDeviceChunk) {
   std::int64_t rows = 1;
   kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
   if constexpr (View::rank == 2) rows = static_cast<std::int64_t>(data.extent(0));
@@ -175,7 +176,7 @@ std::int64_t ShapeAllElements(Kernel& kernel, const View& data) {
     kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
     rows = static_cast<std::int64_t>(data.extent(0)) * kernel.extent1;
   }
-  kernel.chunks_per_row = (kernel.row_length + kDeviceChunk - 1) / kDeviceChunk;
+  kernel.chunks_per_row = (kernel.row_length + per_item - 1) / per_item;
   return kernel.row_length == 0 ? 0 : rows * kernel.chunks_per_row;
 }
 
@@ -189,8 +190,10 @@ void QueueViewKernel(DeviceStage<E, Exec>& stage, int list, const Exec& exec, co
   using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
   const std::size_t k = stage.count;
   if (k == 1) {
-    ReduceAllKernel<View, E, Op> kernel{op, identity, data, first_index};
-    const std::int64_t items = ShapeAllElements(kernel, data);
+    constexpr bool interleaved = kInterleavedItems<Exec>;
+    ReduceAllKernel<View, E, Op, interleaved> kernel{op, identity, data, first_index};
+    const std::int64_t items =
+        ShapeAllElements(kernel, data, interleaved ? kInterleavedElements : kDeviceChunk);
     Kokkos::parallel_reduce("tributary::reduce_view", Range(exec, 0, items), kernel,
                             stage.ScalarOf(list));
   } else if constexpr (std::is_same_v<E, V> && View::rank == 1) {

@@ -65,9 +65,10 @@ bool ListPartials<T>::ContributeKernel(int list, const Policy& policy, const F& 
       if constexpr (Form::exact) {
         return ContributeToStage(list, policy.space(), 1, size, exact_stage_, ExactMergeOp{},
                                  [&](DeviceStage<ExactSum, Exec>& stage) {
-                                   Kokkos::parallel_reduce("tributary::exact_kernel", policy,
-                                                           ExactFunctorKernel<F, Args>{f},
-                                                           stage.ScalarOf(list));
+                                   Kokkos::parallel_reduce(
+                                       "tributary::exact_kernel",
+                                       FitTilesToSharedMemory<sizeof(ExactSum)>(policy),
+                                       ExactFunctorKernel<F, Args>{f}, stage.ScalarOf(list));
                                  });
       } else {
         throw UsageError(Where() + ": list " + std::to_string(list) +
@@ -108,8 +109,9 @@ bool ListPartials<T>::ContributeKernelValues(int list, const Policy& policy, con
         return ContributeToStage(list, policy.space(), K, size, exact_stage_, ExactMergeOp{},
                                  [&](DeviceStage<ExactSum, Exec>& stage) {
                                    Kokkos::parallel_reduce(
-                                       "tributary::exact_values_kernel", policy, Kernel{f, {}},
-                                       stage.template ValuesOf<ExactSums<K>>(list));
+                                       "tributary::exact_values_kernel",
+                                       FitTilesToSharedMemory<sizeof(ExactSums<K>)>(policy),
+                                       Kernel{f, {}}, stage.template ValuesOf<ExactSums<K>>(list));
                                  });
       } else {
         throw UsageError(Where() + ": list " + std::to_string(list) +
