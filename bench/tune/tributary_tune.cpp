@@ -481,6 +481,12 @@ int main(int argc, char** argv) {
   cl.app.add_option("--output", output, "Selection tree to write")->capture_default_str();
   cl.app.add_option("--max-bytes", max_bytes, "Largest message in bytes (--quick: 64 KiB)")
       ->capture_default_str();
+  std::vector<std::size_t> only_sizes;
+  cl.app
+      .add_option("--sizes", only_sizes,
+                  "Measure these message sizes in bytes instead (multiples of 8: doubles; "
+                  "comma-separated, e.g. 2048,4096,8192); the tree written covers them")
+      ->delimiter(',');
   std::string network;
   cl.app.add_option("--network", network,
                     "Measure the network profile of the cluster selection instead and write it "
@@ -500,6 +506,18 @@ int main(int argc, char** argv) {
 
   std::vector<std::size_t> sizes;
   for (std::size_t b = 8; b <= max_bytes; b *= 8) sizes.push_back(b);
+  if (!only_sizes.empty()) {
+    sizes = only_sizes;
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    if (sizes.front() < 8 || std::any_of(sizes.begin(), sizes.end(),
+                                         [](std::size_t b) { return b % sizeof(double) != 0; })) {
+      if (rank == 0)
+        std::fprintf(stderr, "tributary-tune: --sizes takes multiples of 8 bytes (doubles)\n");
+      MPI_Finalize();
+      return 2;
+    }
+  }
   int status = 0;
   {
     Json tuned = Json::array();

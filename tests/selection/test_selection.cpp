@@ -259,6 +259,43 @@ TEST(Selection, AnInvalidFileFailsTheContextOnEveryRankBeforeAnythingStarts) {
                        ScheduleKind::mpi_library);
 }
 
+// The single-machine tree at 2 ranks keeps messages under Open MPI's shared-memory eager
+// limit (4 KiB with its header) where it can: whole messages up to 4032 bytes, halves from
+// there up to 8064 (Rabenseifner, the reduce-scatter and gather), whole ones again above;
+// 3 ranks are not affected (docs/selection.md, "The built-in tree").
+TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimitAtTwoRanks) {
+  const SelectionTree tree = SelectionTree::Parse(SelectionTree::DefaultJson());
+  tributary::SelectionFacts two, three;
+  two.comm_size = 2;
+  two.ranks_per_node = 2;
+  three.comm_size = 3;
+  three.ranks_per_node = 3;
+  auto kind = [&](const tributary::SelectionFacts& f, Collective c, std::size_t bytes) {
+    SelectionInput in;
+    in.bytes = bytes;
+    return tree.Prune(f, c).Select(in).kind;
+  };
+  const std::pair<std::size_t, ScheduleKind> allreduce[] = {
+      {8, ScheduleKind::recursive_doubling},     {3072, ScheduleKind::recursive_doubling},
+      {4032, ScheduleKind::recursive_doubling},  {4033, ScheduleKind::rabenseifner},
+      {4096, ScheduleKind::rabenseifner},        {8064, ScheduleKind::rabenseifner},
+      {8192, ScheduleKind::recursive_doubling},  {24576, ScheduleKind::recursive_doubling},
+      {32768, ScheduleKind::rabenseifner},       {1 << 20, ScheduleKind::rabenseifner}};
+  for (const auto& [bytes, want] : allreduce)
+    EXPECT_EQ(kind(two, Collective::allreduce, bytes), want) << "allreduce of " << bytes << " B";
+  const std::pair<std::size_t, ScheduleKind> reduce[] = {
+      {8, ScheduleKind::binomial},
+      {4032, ScheduleKind::binomial},
+      {4096, ScheduleKind::reduce_scatter_gather},
+      {7168, ScheduleKind::reduce_scatter_gather},
+      {8192, ScheduleKind::binomial},
+      {1 << 20, ScheduleKind::binomial}};
+  for (const auto& [bytes, want] : reduce)
+    EXPECT_EQ(kind(two, Collective::reduce, bytes), want) << "reduce of " << bytes << " B";
+  EXPECT_EQ(kind(three, Collective::allreduce, 4096), ScheduleKind::knomial);
+  EXPECT_EQ(kind(three, Collective::reduce, 4096), ScheduleKind::knomial);
+}
+
 // The built-in tree follows the communicator's shape: the single-machine tree within one
 // node, across nodes (here virtual ones of ContextOptions::ranks_per_node ranks) the tree
 // the cluster model makes for that shape and network (simulation/cluster-selection.json).
