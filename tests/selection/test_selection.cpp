@@ -276,11 +276,11 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimitAtTwoRanks) {
     return tree.Prune(f, c).Select(in).kind;
   };
   const std::pair<std::size_t, ScheduleKind> allreduce[] = {
-      {8, ScheduleKind::recursive_doubling},     {3072, ScheduleKind::recursive_doubling},
-      {4032, ScheduleKind::recursive_doubling},  {4033, ScheduleKind::rabenseifner},
-      {4096, ScheduleKind::rabenseifner},        {8064, ScheduleKind::rabenseifner},
-      {8192, ScheduleKind::recursive_doubling},  {24576, ScheduleKind::recursive_doubling},
-      {32768, ScheduleKind::rabenseifner},       {1 << 20, ScheduleKind::rabenseifner}};
+      {8, ScheduleKind::recursive_doubling},    {3072, ScheduleKind::recursive_doubling},
+      {4032, ScheduleKind::recursive_doubling}, {4033, ScheduleKind::rabenseifner},
+      {4096, ScheduleKind::rabenseifner},       {8064, ScheduleKind::rabenseifner},
+      {8192, ScheduleKind::recursive_doubling}, {24576, ScheduleKind::recursive_doubling},
+      {32768, ScheduleKind::rabenseifner},      {1 << 20, ScheduleKind::rabenseifner}};
   for (const auto& [bytes, want] : allreduce)
     EXPECT_EQ(kind(two, Collective::allreduce, bytes), want) << "allreduce of " << bytes << " B";
   const std::pair<std::size_t, ScheduleKind> reduce[] = {
