@@ -40,6 +40,12 @@ struct AgreementView {
   std::string text[kAgreementFields];
 };
 
+/// Whether two records hash alike (the fields RecordHash reads, for the same object).
+inline bool SameRecord(const AgreementRecord& a, const AgreementRecord& b) noexcept {
+  return a.op == b.op && a.element == b.element && a.elem_size == b.elem_size &&
+         a.count == b.count && a.collective == b.collective && a.root == b.root &&
+         a.determinism == b.determinism;
+}
 /// The hash of a record and an object's code (never 0: 0 means "not compared"), below 2^62 so
 /// that its negation fits the pre-round's 64-bit integers.
 std::uint64_t RecordHash(const AgreementRecord& record, std::uint64_t object) noexcept;

@@ -186,7 +186,11 @@ Message::Next Message::Start(bool chosen) {
     if (record.fingerprint) record.op = record.fingerprint(record.client);
     record_op_ = record.op;
     if (spec_.check_length) record.count = 0;  // compared as the length
-    record_hash_ = RecordHash(record, object_code_);
+    if (!hashed_ || !SameRecord(record, hashed_record_)) {
+      hashed_ = RecordHash(record, object_code_);
+      hashed_record_ = record;
+    }
+    record_hash_ = hashed_;
     if (chosen) schedule_code_ = decision_code_;  // the code of run_kind_ and run_params_
   }
   if (speculating_) {  // the pre-round ran for an earlier generation

@@ -194,6 +194,10 @@ class Message {
   std::uint64_t record_hash_ = 0;    // this generation's record (0: not compared)
   std::uint64_t schedule_code_ = 0;  // this generation's schedule choice (0: not yet)
   std::uint64_t record_op_ = 0;      // the operator's code in the record (fingerprinted)
+  // The last record hashed, and its hash: a generation started like the last one (the usual
+  // case) compares seven fields instead of hashing them again.
+  AgreementRecord hashed_record_;
+  std::uint64_t hashed_ = 0;  // RecordHash(hashed_record_), 0: none yet
   MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
   std::size_t packed_type_bytes_ = 0;
   const PackedLayout* packed_type_layout_ = nullptr;  // the layout its attribute names
