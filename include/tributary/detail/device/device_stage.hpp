@@ -108,25 +108,28 @@ class DeviceStage final : public DeviceStageBase<E> {
   }
 
   /// Queues the list-order fold and the staging copy on the instance of list `last`, after
-  /// every list's kernel.
+  /// every list's kernel. One list's slot is the result as it is: no fold kernel (a launch
+  /// fewer per generation, the common case of one list per rank).
   template <class Op>
   void Combine(const Op& op, int last) {
     const Exec& exec = exec_[static_cast<std::size_t>(last)];
     for (int i = 0; i < lists_; ++i)
       if (i != last) events_[static_cast<std::size_t>(i)].OrderBefore(exec);
     Kokkos::Profiling::pushRegion("tributary::combine_lists");
-    ListFoldKernel<Slots, Slots, E, Op> fold{slots_, combined_, op, lists_,
-                                             static_cast<std::int64_t>(this->count)};
-    Kokkos::parallel_for("tributary::combine_lists",
-                         Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
-                             exec, 0, static_cast<std::int64_t>(this->count)),
-                         fold);
+    if (lists_ > 1) {
+      ListFoldKernel<Slots, Slots, E, Op> fold{slots_, combined_, op, lists_,
+                                               static_cast<std::int64_t>(this->count)};
+      Kokkos::parallel_for("tributary::combine_lists",
+                           Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
+                               exec, 0, static_cast<std::int64_t>(this->count)),
+                           fold);
+    }
     if constexpr (!kHostReadable) {
       // The one staging point: the k combined values to host memory, asynchronously.
       const auto first_k = std::make_pair(std::size_t(0), this->count);
       // tributary-fence-ok: asynchronous on exec, into pinned memory where the backend has it
       const auto to = Kokkos::subview(staging_, first_k);
-      const auto from = Kokkos::subview(combined_, first_k);
+      const auto from = Kokkos::subview(Folded(), first_k);
       Kokkos::deep_copy(exec, to, from);  // tributary-fence-ok
     }
     done_.Record(exec);
@@ -145,11 +148,14 @@ class DeviceStage final : public DeviceStageBase<E> {
     for (int i = 0; i < lists_; ++i) events_[static_cast<std::size_t>(i)].Wait();
     done_.Wait();
   }
-  const E* Result() const override { return kHostReadable ? combined_.data() : staging_.data(); }
+  const E* Result() const override { return kHostReadable ? Folded().data() : staging_.data(); }
   const std::type_info& Space() const noexcept override { return typeid(Exec); }
 
  private:
   using Staging = Kokkos::View<E*, typename StagingSpace<Mem>::type>;
+  /// The folded values in the space's memory: one list's slot, or the fold of several.
+  const Slots& Folded() const { return lists_ > 1 ? combined_ : slots_; }
+
   int lists_ = 0;
   Slots slots_;
   Slots combined_;
