@@ -61,6 +61,8 @@ ReductionCore::~ReductionCore() {
 #if TRIBUTARY_HAVE_MPI
   // After MPI_Finalize the MPI library has let go of everything: nothing is left to free.
   if (!MpiFinalized()) (void)message_->FreeMpiObjects();
+  // The schedule frees its persistent request as it goes, unless MPI may not be called here.
+  if (size_ > 1 && !mpi_->MayCallMpi()) run_->DropKept(false);
 #endif
   host.Unregister(this);
 }
@@ -80,6 +82,9 @@ void ReductionCore::Retire() noexcept {
 
 void ReductionCore::RetireForContext() noexcept {
   EndNetworkPhase();
+#if TRIBUTARY_HAVE_MPI
+  run_->DropKept(true);  // before the Context frees the communicator it was made on
+#endif
   Orphan();
 }
 

@@ -50,6 +50,11 @@ class ScheduleRun {
   bool Quiet() noexcept;
   /// Lets a schedule in flight go without freeing it (its requests may still write).
   void Release() noexcept;
+  /// Lets go of what a completed schedule keeps for its next generation (see
+  /// Schedule::DropKept).
+  void DropKept(bool call_mpi) noexcept {
+    if (schedule_ && !active_) schedule_->DropKept(call_mpi);
+  }
 
  private:
   std::unique_ptr<Schedule> schedule_;  // kept after completion, re-armed when it can be

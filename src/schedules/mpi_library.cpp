@@ -1,21 +1,104 @@
 // The MPI library's own non-blocking collectives as a schedule.
 #include "schedules/mpi_library.hpp"
 
+#include <cstring>
+
+#include "platform/mpi_access.hpp"
 #include "tributary/errors.hpp"
 
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
+
+// Persistent collectives: MPI 4, or Open MPI 4's extension. Not under SMPI, whose
+// MPI_Iallreduce is already worked around below.
+#if TRIBUTARY_HAVE_SMPI
+#define TRIBUTARY_HAVE_ALLREDUCE_INIT 0
+#elif MPI_VERSION >= 4
+#define TRIBUTARY_HAVE_ALLREDUCE_INIT 1
+#define TRIBUTARY_ALLREDUCE_INIT MPI_Allreduce_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define TRIBUTARY_HAVE_ALLREDUCE_INIT 1
+#define TRIBUTARY_ALLREDUCE_INIT MPIX_Allreduce_init
+#else
+#define TRIBUTARY_HAVE_ALLREDUCE_INIT 0
+#endif
+
 namespace tributary::detail {
+
+namespace {
+
+// The largest message that runs on a persistent request. Its data is copied into the
+// request's buffer and back each generation (the contribution's address may change between
+// generations on one rank and not on another, and a new request on one rank alone would
+// pair with another collective elsewhere); below this size the copies cost far less than
+// the schedule the library builds for each MPI_Iallreduce.
+constexpr long kPersistentBytes = 4096;
+
+}  // namespace
 
 MpiLibrarySchedule::MpiLibrarySchedule(const ScheduleArgs& args) : args_(args) {}
 
 // A collective request cannot be cancelled; the reduction layer never destroys a schedule
-// in flight (it reports that through the Context's error handler instead).
-MpiLibrarySchedule::~MpiLibrarySchedule() = default;
+// in flight (it reports that through the Context's error handler instead). A persistent
+// request at rest is freed, unless MPI is finalised (the library has let go of it).
+MpiLibrarySchedule::~MpiLibrarySchedule() {
+  if (!active_) FreePersistent();
+}
+
+void MpiLibrarySchedule::FreePersistent() noexcept {
+  if (persistent_ && request_ != MPI_REQUEST_NULL && !MpiFinalized()) MPI_Request_free(&request_);
+  request_ = MPI_REQUEST_NULL;
+  persistent_ = false;
+}
+
+void MpiLibrarySchedule::DropKept(bool call_mpi) noexcept {
+  if (active_) return;  // in flight: the reduction layer reports it and lets it go
+  if (call_mpi) FreePersistent();
+  if (persistent_) request_ = MPI_REQUEST_NULL;
+  persistent_ = false;
+}
+
+bool MpiLibrarySchedule::StartPersistent() {
+#if !TRIBUTARY_HAVE_ALLREDUCE_INIT
+  return false;
+#else
+  const auto& p = args_.payload;
+  const Binding want{args_.comm, static_cast<int>(p.count), p.elem_type, p.op};
+  if (!(persistent_ && want == bound_)) {
+    // Only a predefined datatype: Tributary's packed types are made again when a message's
+    // size changes, and a handle that comes back equal on one rank but not on another
+    // would make the ranks disagree on when to make a new request.
+    int integers = 0, addresses = 0, types = 0, combiner = 0, size = 0;
+    CheckMpi(MPI_Type_get_envelope(p.elem_type, &integers, &addresses, &types, &combiner),
+             "MPI_Type_get_envelope");
+    if (combiner != MPI_COMBINER_NAMED) return false;
+    CheckMpi(MPI_Type_size(p.elem_type, &size), "MPI_Type_size");
+    const long bytes = static_cast<long>(size) * want.count;
+    if (bytes > kPersistentBytes || bytes <= 0) return false;
+    FreePersistent();
+    buffer_.resize(static_cast<std::size_t>(bytes));
+    CheckMpi(TRIBUTARY_ALLREDUCE_INIT(MPI_IN_PLACE, buffer_.data(), want.count, want.type, want.op,
+                                      want.comm, MPI_INFO_NULL, &request_),
+             "MPI_Allreduce_init");
+    persistent_ = true;
+    bound_ = want;
+  }
+  std::memcpy(buffer_.data(), args_.data, buffer_.size());
+  CheckMpi(MPI_Start(&request_), "MPI_Start");
+  return true;
+#endif
+}
 
 void MpiLibrarySchedule::Start() {
   const auto& p = args_.payload;
   const int count = static_cast<int>(p.count);
   switch (args_.collective) {
     case Collective::allreduce: {
+      if (StartPersistent()) break;
+      FreePersistent();
       const void* send = MPI_IN_PLACE;
 #if TRIBUTARY_HAVE_SMPI
       // SMPI 3.32's MPI_Iallreduce with MPI_IN_PLACE returns wrong sums from some 64 KiB
@@ -30,6 +113,7 @@ void MpiLibrarySchedule::Start() {
                "MPI_Iallreduce");
     } break;
     case Collective::reduce: {
+      FreePersistent();
       int rank = 0;
       CheckMpi(MPI_Comm_rank(args_.comm, &rank), "MPI_Comm_rank");
       const void* send = rank != args_.root ? args_.data : args_.input ? args_.input : MPI_IN_PLACE;
@@ -39,24 +123,37 @@ void MpiLibrarySchedule::Start() {
       break;
     }
     case Collective::allgather:
+      FreePersistent();
       CheckMpi(MPI_Iallgather(args_.data, count, p.elem_type, args_.result, count, p.elem_type,
                               args_.comm, &request_),
                "MPI_Iallgather");
       break;
   }
+  active_ = true;
 }
 
 bool MpiLibrarySchedule::Rearm(const ScheduleArgs& args) {
-  if (request_ != MPI_REQUEST_NULL) return false;
+  if (active_) return false;
   args_ = args;
   return true;
 }
 
 bool MpiLibrarySchedule::Progress() {
-  if (request_ == MPI_REQUEST_NULL) return true;
+  if (!active_) return true;
   int done = 0;
   CheckMpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
-  return done != 0;
+  if (!done) return false;
+  active_ = false;
+  if (persistent_) std::memcpy(args_.data, buffer_.data(), buffer_.size());
+  return true;
+}
+
+bool MpiLibrarySchedule::Quiet() noexcept {
+  if (!active_) return true;
+  int done = 0;
+  if (MPI_Test(&request_, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || !done) return false;
+  active_ = false;
+  return true;
 }
 
 }  // namespace tributary::detail

@@ -1,5 +1,7 @@
 // The MPI library's own non-blocking collectives (MPI_Iallreduce, MPI_Ireduce,
-// MPI_Iallgather) behind the schedule seam; Progress is one MPI_Test.
+// MPI_Iallgather) behind the schedule seam; Progress is one MPI_Test. A small allreduce of a
+// predefined datatype runs on a persistent request (MPI 4's MPI_Allreduce_init, or Open
+// MPI's MPIX_ extension) made once and started again each generation.
 #pragma once
 
 #include <vector>
@@ -18,12 +20,34 @@ class MpiLibrarySchedule final : public Schedule {
   bool Rearm(const ScheduleArgs& args) override;
   /// A collective cannot be cancelled: it completes only where every rank takes part.
   bool Cancel() noexcept override { return false; }
-  bool Quiet() noexcept override { return RequestsQuiet(&request_, 1); }
+  bool Quiet() noexcept override;
+  void DropKept(bool call_mpi) noexcept override;
 
  private:
+  /// What a persistent request is bound to. Every part is the same on every rank for a
+  /// given generation, so every rank makes a new request at the same generations (an
+  /// initialisation is a collective call, ordered like the others on the communicator).
+  struct Binding {
+    MPI_Comm comm = MPI_COMM_NULL;
+    int count = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_OP_NULL;
+    bool operator==(const Binding& o) const noexcept {
+      return comm == o.comm && count == o.count && type == o.type && op == o.op;
+    }
+  };
+  /// Starts this generation's allreduce on the persistent request; false where it does not
+  /// take one (then the caller posts MPI_Iallreduce).
+  bool StartPersistent();
+  void FreePersistent() noexcept;
+
   ScheduleArgs args_;
   MPI_Request request_ = MPI_REQUEST_NULL;
-  std::vector<char> send_copy_;  ///< Under SMPI: the input, sent from here (see Start).
+  bool active_ = false;      ///< Started and not yet seen complete.
+  bool persistent_ = false;  ///< request_ is the persistent request of bound_.
+  Binding bound_;
+  std::vector<unsigned char> buffer_;  ///< The persistent request's data (see StartPersistent).
+  std::vector<char> send_copy_;        ///< Under SMPI: the input, sent from here (see Start).
 };
 
 }  // namespace tributary::detail

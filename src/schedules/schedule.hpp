@@ -95,6 +95,11 @@ class Schedule {
   virtual bool Cancel() noexcept = 0;
   /// Tests the requests still pending (never waits); true once none is.
   virtual bool Quiet() noexcept = 0;
+  /// Lets go of the MPI objects a completed schedule keeps for its next generation (a
+  /// persistent request): frees them where `call_mpi` (before the Context frees the
+  /// communicator they use), else forgets them without calling MPI (the owner is destroyed
+  /// on a thread that may not call it). The destructor then frees nothing.
+  virtual void DropKept(bool call_mpi) noexcept { (void)call_mpi; }
 #endif
 };
 

@@ -8,6 +8,8 @@
 #include <sched.h>
 #endif
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +22,11 @@
 #include <string>
 #include <thread>
 #include <vector>
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+#endif
 
 #include "mpi_test.hpp"
 #include "reduction_test.hpp"
@@ -613,6 +620,107 @@ TEST(Schedules, AReusedScheduleTakesEachGenerationsRadix) {
   }
   TRIBUTARY_EXPECT_ALL(ok);
   if (Rank() == 0) std::remove(path.c_str());
+}
+
+// The MPI library's calls behind the library's schedule, counted here (through PMPI).
+#if MPI_VERSION >= 4
+#define TEST_ALLREDUCE_INIT MPI_Allreduce_init
+#define TEST_PALLREDUCE_INIT PMPI_Allreduce_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define TEST_ALLREDUCE_INIT MPIX_Allreduce_init
+#define TEST_PALLREDUCE_INIT PMPIX_Allreduce_init
+#endif
+long g_allreduce_inits = 0;
+long g_iallreduces = 0;
+}  // namespace
+
+#ifdef TEST_ALLREDUCE_INIT
+extern "C" int TEST_ALLREDUCE_INIT(const void* send, void* recv, int count, MPI_Datatype type,
+                                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  ++g_allreduce_inits;
+  return TEST_PALLREDUCE_INIT(send, recv, count, type, op, comm, info, request);
+}
+#endif
+extern "C" int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm, MPI_Request* request) {
+  ++g_iallreduces;
+  return PMPI_Iallreduce(send, recv, count, type, op, comm, request);
+}
+
+namespace {
+
+// A small allreduce of a predefined datatype on the library's schedule makes one persistent
+// request and starts it again each generation; another count makes a new one (on every rank
+// at once: no rank's collectives pair with another's), a message over the persistent limit
+// (4 KiB) and a packed one (the length check's header) take MPI_Iallreduce. The values move
+// between buffers whose address changes between generations.
+TEST(Schedules, TheLibrarysScheduleRestartsOnePersistentRequest) {
+  tributary::ContextOptions o;
+  o.allreduce_schedule = ScheduleKind::mpi_library;
+  o.debug = tributary::DebugLevel::none;
+  tributary::Context ctx(o);
+  bool ok = true;
+  const long inits0 = g_allreduce_inits, posts0 = g_iallreduces;
+  {
+    tributary::AllReduce<double> a(ctx, "persistent scalar");
+    for (int i = 0; i < 40; ++i) {
+      a.val = Rank() + i;
+      a.StartReduce(tributary::Sum{});
+      Wait(ctx, a);
+      ok = ok && a.val == Size() * (Size() - 1) / 2.0 + Size() * i;
+    }
+  }
+  const long scalar_inits = g_allreduce_inits - inits0, scalar_posts = g_iallreduces - posts0;
+  {
+    tributary::AllReduce<std::vector<double>> v(ctx, "persistent vector");
+    for (std::size_t n : {1, 3, 3, 600, 2, 2}) {
+      std::vector<double> mine(n);
+      for (std::size_t k = 0; k < n; ++k) mine[k] = Rank() * 1000.0 + static_cast<double>(k);
+      v.val = std::move(mine);
+      v.StartReduce(tributary::Max{});
+      Wait(ctx, v);
+      for (std::size_t k = 0; k < n; ++k)
+        ok = ok && v.val.size() == n && v.val[k] == (Size() - 1) * 1000.0 + static_cast<double>(k);
+    }
+  }
+  const long vector_inits = g_allreduce_inits - inits0 - scalar_inits;
+  const long vector_posts = g_iallreduces - posts0 - scalar_posts;
+  TRIBUTARY_EXPECT_ALL(ok);
+#ifdef TEST_ALLREDUCE_INIT
+  if (Size() > 1) {
+    EXPECT_EQ(scalar_inits, 1);
+    EXPECT_EQ(scalar_posts, 0);
+    EXPECT_EQ(vector_inits, 3);  // counts 1, 3 and 2
+    EXPECT_EQ(vector_posts, 1);  // 600 doubles
+  }
+#else
+  (void)vector_inits;
+  (void)vector_posts;
+#endif
+  // The length check's packed message (from the second generation of a length on) is no
+  // predefined datatype: it takes MPI_Iallreduce each generation.
+  tributary::ContextOptions checked = o;
+  checked.debug = tributary::DebugLevel::basic;
+  tributary::Context checking(checked);
+  tributary::AllReduce<std::vector<double>> w(checking, "packed vector");
+  long packed_inits = 0, packed_posts = 0;
+  for (int i = 0; i < 4; ++i) {
+    if (i == 1) packed_inits = g_allreduce_inits, packed_posts = g_iallreduces;
+    w.val.assign(4, Rank() + i);
+    w.StartReduce(tributary::Sum{});
+    Wait(checking, w);
+    ok = ok && w.val == std::vector<double>(4, Size() * (Size() - 1) / 2.0 + Size() * i);
+  }
+  TRIBUTARY_EXPECT_ALL(ok);
+#ifdef TEST_ALLREDUCE_INIT
+  if (Size() > 1) {
+    EXPECT_EQ(g_allreduce_inits, packed_inits);
+    EXPECT_EQ(g_iallreduces - packed_posts, 3);
+  }
+#else
+  (void)packed_inits;
+  (void)packed_posts;
+#endif
 }
 
 TEST(Schedules, SchedulesThatDoNotApplyAreClearErrors) {
