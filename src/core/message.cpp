@@ -541,6 +541,8 @@ void Message::Release() noexcept {
 
 MPI_Datatype Message::PackedType(const PackedLayout* layout) {
   if (packed_type_ == MPI_DATATYPE_NULL || packed_type_bytes_ != layout->bytes) {
+    // A persistent request made on the old type goes first (on every rank: the size is).
+    if (env_.run) env_.run->DropKept(true);
     if (packed_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&packed_type_);
     packed_type_layout_ = nullptr;
     CheckMpi(MPI_Type_contiguous(static_cast<int>(layout->bytes), MPI_BYTE, &packed_type_),

@@ -60,9 +60,12 @@ ReductionCore::~ReductionCore() {
   ReductionHost& host = *host_;
 #if TRIBUTARY_HAVE_MPI
   // After MPI_Finalize the MPI library has let go of everything: nothing is left to free.
-  if (!MpiFinalized()) (void)message_->FreeMpiObjects();
-  // The schedule frees its persistent request as it goes, unless MPI may not be called here.
-  if (size_ > 1 && !mpi_->MayCallMpi()) run_->DropKept(false);
+  // A persistent request goes before the datatype it was made on (unless MPI may not be
+  // called here: then it is forgotten).
+  if (!MpiFinalized()) {
+    run_->DropKept(size_ == 1 || mpi_->MayCallMpi());
+    (void)message_->FreeMpiObjects();
+  }
 #endif
   host.Unregister(this);
 }

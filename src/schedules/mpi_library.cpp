@@ -68,16 +68,10 @@ bool MpiLibrarySchedule::StartPersistent() {
   const auto& p = args_.payload;
   const Binding want{args_.comm, static_cast<int>(p.count), p.elem_type, p.op};
   if (!(persistent_ && want == bound_)) {
-    // Only a predefined datatype: Tributary's packed types are made again when a message's
-    // size changes, and a handle that comes back equal on one rank but not on another
-    // would make the ranks disagree on when to make a new request.
-    int integers = 0, addresses = 0, types = 0, combiner = 0, size = 0;
-    CheckMpi(MPI_Type_get_envelope(p.elem_type, &integers, &addresses, &types, &combiner),
-             "MPI_Type_get_envelope");
-    if (combiner != MPI_COMBINER_NAMED) return false;
-    CheckMpi(MPI_Type_size(p.elem_type, &size), "MPI_Type_size");
-    const long bytes = static_cast<long>(size) * want.count;
-    if (bytes > kPersistentBytes || bytes <= 0) return false;
+    MPI_Aint lb = 0, extent = 0;
+    CheckMpi(MPI_Type_get_extent(p.elem_type, &lb, &extent), "MPI_Type_get_extent");
+    const long bytes = static_cast<long>(extent) * want.count;
+    if (lb != 0 || bytes > kPersistentBytes || bytes <= 0) return false;
     FreePersistent();
     buffer_.resize(static_cast<std::size_t>(bytes));
     CheckMpi(TRIBUTARY_ALLREDUCE_INIT(MPI_IN_PLACE, buffer_.data(), want.count, want.type, want.op,

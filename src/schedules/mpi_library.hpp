@@ -1,7 +1,7 @@
 // The MPI library's own non-blocking collectives (MPI_Iallreduce, MPI_Ireduce,
-// MPI_Iallgather) behind the schedule seam; Progress is one MPI_Test. A small allreduce of a
-// predefined datatype runs on a persistent request (MPI 4's MPI_Allreduce_init, or Open
-// MPI's MPIX_ extension) made once and started again each generation.
+// MPI_Iallgather) behind the schedule seam; Progress is one MPI_Test. A small allreduce runs
+// on a persistent request (MPI 4's MPI_Allreduce_init, or Open MPI's MPIX_ extension) made
+// once and started again each generation.
 #pragma once
 
 #include <vector>
@@ -24,9 +24,12 @@ class MpiLibrarySchedule final : public Schedule {
   void DropKept(bool call_mpi) noexcept override;
 
  private:
-  /// What a persistent request is bound to. Every part is the same on every rank for a
-  /// given generation, so every rank makes a new request at the same generations (an
-  /// initialisation is a collective call, ordered like the others on the communicator).
+  /// What a persistent request is bound to. It changes at the same generation on every
+  /// rank, so that every rank makes a new request there (an initialisation is a collective
+  /// call, ordered like the others on the communicator): the communicator, count and
+  /// operator are the same on every rank; a datatype is predefined, or one of Tributary's
+  /// packed types, which a Message makes again only when the message's size changes (on
+  /// every rank), after dropping the request made on the old one (DropKept).
   struct Binding {
     MPI_Comm comm = MPI_COMM_NULL;
     int count = 0;
