@@ -261,9 +261,10 @@ TEST(Selection, AnInvalidFileFailsTheContextOnEveryRankBeforeAnythingStarts) {
 
 // The single-machine tree at 2 ranks keeps messages under Open MPI's shared-memory eager
 // limit (4 KiB with its header) where it can: whole messages up to 4032 bytes, halves from
-// there up to 8064 (Rabenseifner, the reduce-scatter and gather), whole ones again above;
-// 3 ranks are not affected (docs/selection.md, "The built-in tree").
-TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimitAtTwoRanks) {
+// there up to 8064 (Rabenseifner, the reduce-scatter and gather), whole ones again above.
+// An allreduce at 4 and 8 ranks does the same, and takes Rabenseifner from 64 KiB; 3 ranks
+// keep the 4-nomial tree and the ring (docs/selection.md, "The built-in tree").
+TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
   const SelectionTree tree = SelectionTree::Parse(SelectionTree::DefaultJson());
   tributary::SelectionFacts two, three;
   two.comm_size = 2;
@@ -293,7 +294,22 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimitAtTwoRanks) {
   for (const auto& [bytes, want] : reduce)
     EXPECT_EQ(kind(two, Collective::reduce, bytes), want) << "reduce of " << bytes << " B";
   EXPECT_EQ(kind(three, Collective::allreduce, 4096), ScheduleKind::knomial);
+  EXPECT_EQ(kind(three, Collective::allreduce, 1 << 20), ScheduleKind::ring);
   EXPECT_EQ(kind(three, Collective::reduce, 4096), ScheduleKind::knomial);
+  for (const int ranks : {4, 8}) {
+    tributary::SelectionFacts pow2;
+    pow2.comm_size = ranks;
+    pow2.ranks_per_node = ranks;
+    const std::pair<std::size_t, ScheduleKind> wide[] = {
+        {8, ScheduleKind::knomial},          {4032, ScheduleKind::knomial},
+        {4033, ScheduleKind::rabenseifner},  {8064, ScheduleKind::rabenseifner},
+        {8192, ScheduleKind::knomial},       {65536, ScheduleKind::knomial},
+        {65544, ScheduleKind::rabenseifner}, {1 << 20, ScheduleKind::rabenseifner}};
+    for (const auto& [bytes, want] : wide)
+      EXPECT_EQ(kind(pow2, Collective::allreduce, bytes), want)
+          << "allreduce of " << bytes << " B at " << ranks << " ranks";
+    EXPECT_EQ(kind(pow2, Collective::reduce, 4096), ScheduleKind::knomial);
+  }
 }
 
 // The built-in tree follows the communicator's shape: the single-machine tree within one
