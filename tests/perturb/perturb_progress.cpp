@@ -7,7 +7,8 @@
 //    "not yet" without asking the library (never for null requests only, which the standard
 //    says complete at once);
 //  - delays some posts (MPI_Isend, MPI_Issend, MPI_Irecv, MPI_Iallreduce, MPI_Ireduce,
-//    MPI_Iallgather, MPI_Ibarrier) by a few microseconds before making them.
+//    MPI_Iallgather, MPI_Ibarrier, and MPI_Start of a persistent request) by a few
+//    microseconds before making them.
 // Environment: TRIBUTARY_PERTURB_SEED (1), TRIBUTARY_PERTURB_TEST (the share of tests
 // answered "not yet", 0.5), TRIBUTARY_PERTURB_POST (the share of posts delayed, 0.05),
 // TRIBUTARY_PERTURB_DELAY_US (the longest delay, 50).
@@ -192,6 +193,11 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   MaybeDelay();
   return PMPI_Ibarrier(comm, request);
+}
+
+int MPI_Start(MPI_Request* request) {
+  MaybeDelay();
+  return PMPI_Start(request);
 }
 
 }  // extern "C"
