@@ -60,11 +60,12 @@ ReductionCore::~ReductionCore() {
   ReductionHost& host = *host_;
 #if TRIBUTARY_HAVE_MPI
   // After MPI_Finalize the MPI library has let go of everything: nothing is left to free.
-  // A persistent request goes before the datatype it was made on (unless MPI may not be
-  // called here: then it is forgotten).
+  // A persistent request goes before the datatype it was made on; on a thread that may not
+  // call MPI both are left to MPI_Finalize.
   if (!MpiFinalized()) {
-    run_->DropKept(size_ == 1 || mpi_->MayCallMpi());
-    (void)message_->FreeMpiObjects();
+    const bool may_call = size_ == 1 || mpi_->MayCallMpi();
+    run_->DropKept(may_call);
+    if (may_call) (void)message_->FreeMpiObjects();
   }
 #endif
   host.Unregister(this);

@@ -5,9 +5,14 @@
 // collective's, a block pattern's, Context::Wait, WaitAll, Progress and Execute -- is a
 // UsageError that names the thread level and what to do, and changes nothing: the same
 // calls then made on the Context's thread complete the generation with the right values.
-// With --level=serialized the other thread's calls are taken.
+// With --level=serialized the other thread's calls are taken. Objects on the MPI library's
+// schedule, which keep persistent requests (and a packed datatype) between generations, are
+// destroyed on another thread: below SERIALIZED that thread makes no MPI call (counted here
+// through PMPI), and the Context goes on reducing right.
 // Exits 0 when every rank saw exactly that, else 1.
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,7 +31,25 @@ struct Block {
   double value = 0;
 };
 
+// MPI calls that free what an object keeps, made on a thread other than the one that
+// initialised MPI.
+std::thread::id g_main;
+std::atomic<int> g_frees_elsewhere{0};
+void CountFree() {
+  if (std::this_thread::get_id() != g_main) g_frees_elsewhere.fetch_add(1);
+}
+
 }  // namespace
+
+extern "C" int MPI_Request_free(MPI_Request* request) {
+  CountFree();
+  return PMPI_Request_free(request);
+}
+
+extern "C" int MPI_Type_free(MPI_Datatype* type) {
+  CountFree();
+  return PMPI_Type_free(type);
+}
 
 int main(int argc, char** argv) {
   const bool serialized = outside::Arg(argc, argv, "level", "single") == "serialized";
@@ -36,6 +59,7 @@ int main(int argc, char** argv) {
   else
     MPI_Init(&argc, &argv);
   MPI_Query_thread(&provided);
+  g_main = std::this_thread::get_id();
   const bool refused_expected = provided < MPI_THREAD_SERIALIZED;
   bool ok = true;
   int refused = 0, taken = 0;
@@ -137,6 +161,39 @@ int main(int argc, char** argv) {
     elsewhere("BlockReduction::Run", [&] { merge.Run(0); });
     while (merge.Run(0) != TaskStatus::complete) ctx.Progress();
     ctx.WaitAll();
+  }
+  {
+    // Objects at rest on the library's schedule, destroyed on another thread.
+    tributary::ContextOptions options;
+    options.allreduce_schedule = tributary::ScheduleKind::mpi_library;
+    tributary::Context lib(options);
+    auto kept = std::make_unique<tributary::AllReduce<double>>(lib, "kept");
+    auto packed = std::make_unique<tributary::AllReduce<std::vector<double>>>(lib, "packed");
+    for (int i = 0; i < 3; ++i) {
+      kept->val = 1.0;
+      kept->StartReduce(tributary::Sum{});
+      lib.Wait(*kept);
+      packed->val.assign(3, 1.0);
+      packed->StartReduce(tributary::Sum{});
+      lib.Wait(*packed);
+    }
+    note(kept->val == Size() && packed->val == std::vector<double>(3, Size()),
+         "wrong values on the library's schedule");
+    std::thread t([&] {
+      kept.reset();
+      packed.reset();
+    });
+    t.join();
+    if (refused_expected)
+      note(g_frees_elsewhere.load() == 0, std::to_string(g_frees_elsewhere.load()) +
+                                              " MPI frees on a thread that may not call MPI");
+    tributary::AllReduce<double> after(lib, "after");
+    for (int i = 0; i < 3; ++i) {
+      after.val = i;
+      after.StartReduce(tributary::Sum{});
+      lib.Wait(after);
+      note(after.val == i * Size(), "wrong value after the destruction elsewhere");
+    }
   }
   outside::Say(kProgram, std::string(ok ? "as expected: " : "NOT as expected: ") +
                              std::to_string(refused) + " calls refused, " + std::to_string(taken) +
