@@ -8,6 +8,7 @@
 #include "core/reduction_host.hpp"
 #include "core/trace.hpp"
 #include "platform/tags.hpp"
+#include "tributary/detail/core/op_holder.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -380,6 +381,14 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
   args->input = spec_.input;
   args->result = spec_.result;
   args->payload = spec_.payload;
+  if (kind == ScheduleKind::mpi_library) {
+    // Whether an operator is predefined is a property of its handle's value.
+    if (spec_.payload.op != kept_op_checked_) {
+      kept_op_checked_ = spec_.payload.op;
+      kept_op_ = PredefinedOpName(spec_.payload.op) != nullptr;
+    }
+    args->op_kept = kept_op_;
+  }
   if (spec_.window && spec_.window->RecordsOnly() && kind != ScheduleKind::mpi_library) {
     args->finisher = finisher_;
     // Exact records combine by multiword addition, element by element, and carry no
@@ -411,6 +420,7 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     if (kind == ScheduleKind::mpi_library) {
       args->payload.elem_type = PackedType(spec_.packed);
       args->payload.op = GenericMpiOp(args->payload.commutative);
+      args->op_kept = true;
     }
   }
   if (spec_.packed) StampAgreement(spec_.data, record_hash_);
@@ -471,6 +481,7 @@ void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
   if (kind == ScheduleKind::mpi_library) {
     args->payload.elem_type = PackedType(&wire_layout_);
     args->payload.op = GenericMpiOp(args->payload.commutative);
+    args->op_kept = true;
   }
 }
 

@@ -167,6 +167,10 @@ class Message {
   bool describing_ = false;            // the description round runs
   bool speculative_ = false;           // the records run in a window agreed before
   bool finished_by_schedule_ = false;  // the schedule rounded the records
+#if TRIBUTARY_HAVE_MPI
+  MPI_Op kept_op_checked_ = MPI_OP_NULL;  // the last plain operator looked at (FillArgs)
+  bool kept_op_ = false;                  // ... and whether it is a predefined one
+#endif
   // The length speculation: the request and length the ranks agreed on last (compared in a
   // pre-round with the schedule it chooses, or confirmed by a speculation since).
   bool length_known_ = false;

@@ -65,6 +65,7 @@ bool MpiLibrarySchedule::StartPersistent() {
 #if !TRIBUTARY_HAVE_ALLREDUCE_INIT
   return false;
 #else
+  if (!args_.op_kept) return false;
   const auto& p = args_.payload;
   const Binding want{args_.comm, static_cast<int>(p.count), p.elem_type, p.op};
   if (!(persistent_ && want == bound_)) {
