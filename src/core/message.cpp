@@ -382,10 +382,17 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
   args->result = spec_.result;
   args->payload = spec_.payload;
   if (kind == ScheduleKind::mpi_library) {
-    // Whether an operator is predefined is a property of its handle's value.
-    if (spec_.payload.op != kept_op_checked_) {
+    // Whether an operator and a datatype are predefined is a property of their handles'
+    // values (a user's MpiType specialisation may return a datatype of its own).
+    if (spec_.payload.op != kept_op_checked_ || spec_.payload.elem_type != kept_type_checked_) {
       kept_op_checked_ = spec_.payload.op;
-      kept_op_ = PredefinedOpName(spec_.payload.op) != nullptr;
+      kept_type_checked_ = spec_.payload.elem_type;
+      int integers = 0, addresses = 0, types = 0, combiner = MPI_COMBINER_NAMED;
+      if (spec_.payload.elem_type != MPI_DATATYPE_NULL)
+        CheckMpi(MPI_Type_get_envelope(spec_.payload.elem_type, &integers, &addresses, &types,
+                                       &combiner),
+                 "MPI_Type_get_envelope");
+      kept_op_ = PredefinedOpName(spec_.payload.op) != nullptr && combiner == MPI_COMBINER_NAMED;
     }
     args->op_kept = kept_op_;
   }

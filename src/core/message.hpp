@@ -168,8 +168,11 @@ class Message {
   bool speculative_ = false;           // the records run in a window agreed before
   bool finished_by_schedule_ = false;  // the schedule rounded the records
 #if TRIBUTARY_HAVE_MPI
-  MPI_Op kept_op_checked_ = MPI_OP_NULL;  // the last plain operator looked at (FillArgs)
-  bool kept_op_ = false;                  // ... and whether it is a predefined one
+  // The last plain operator and datatype looked at (FillArgs), and whether both are
+  // predefined: a persistent request of the library's may be bound to them.
+  MPI_Op kept_op_checked_ = MPI_OP_NULL;
+  MPI_Datatype kept_type_checked_ = MPI_DATATYPE_NULL;
+  bool kept_op_ = false;
 #endif
   // The length speculation: the request and length the ranks agreed on last (compared in a
   // pre-round with the schedule it chooses, or confirmed by a speculation since).

@@ -66,10 +66,11 @@ struct ScheduleArgs {
   /// Who is told of the rounds (the timeline, ContextOptions::trace); null when off.
   RoundObserver* rounds = nullptr;
 #if TRIBUTARY_HAVE_MPI
-  /// MPI-library path: payload.op stays valid, and means the same, for as long as the
-  /// object lives (a predefined operator, or Tributary's own): a persistent request may be
-  /// bound to it. False for a user's MPI_Op, which the user may free and make again between
-  /// generations (its handle could then come back equal on one rank and not on another).
+  /// MPI-library path: payload.op and payload.elem_type stay valid, and mean the same, for
+  /// as long as the object lives (predefined ones, or Tributary's own): a persistent request
+  /// may be bound to them. False for a user's MPI_Op or datatype, which the user may free
+  /// and make again between generations (a handle could then come back equal on one rank
+  /// and not on another).
   bool op_kept = false;
 #endif
 };
