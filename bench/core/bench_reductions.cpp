@@ -110,7 +110,7 @@ void OneScalarPerCycle(const tb::Options& o, tributary::Context& ctx, MPI_Comm r
       [&] { return lib.val == p; });
 #ifdef BENCH_ALLREDUCE_INIT
   // The library's floor on its schedule: its persistent request (which that schedule starts
-  // for small messages of a predefined type), started and tested in a loop.
+  // for messages of at most 4 KiB), started and tested in a loop.
   double persistent_value = 0;
   MPI_Request persistent = MPI_REQUEST_NULL;
   BENCH_ALLREDUCE_INIT(MPI_IN_PLACE, &persistent_value, 1, MPI_DOUBLE, MPI_SUM, raw_comm,

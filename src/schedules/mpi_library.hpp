@@ -26,10 +26,11 @@ class MpiLibrarySchedule final : public Schedule {
  private:
   /// What a persistent request is bound to. It changes at the same generation on every
   /// rank, so that every rank makes a new request there (an initialisation is a collective
-  /// call, ordered like the others on the communicator): the communicator, count and
-  /// operator are the same on every rank; a datatype is predefined, or one of Tributary's
-  /// packed types, which a Message makes again only when the message's size changes (on
-  /// every rank), after dropping the request made on the old one (DropKept).
+  /// call, ordered like the others on the communicator): the communicator and count are the
+  /// same on every rank; the operator and datatype are predefined (ScheduleArgs::op_kept), or
+  /// Tributary's own operator and packed type, which a Message makes again only when the
+  /// message's size changes (on every rank), after dropping the request made on the old one
+  /// (DropKept).
   struct Binding {
     MPI_Comm comm = MPI_COMM_NULL;
     int count = 0;
