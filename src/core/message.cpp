@@ -394,7 +394,8 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
                  "MPI_Type_get_envelope");
       kept_op_ = PredefinedOpName(spec_.payload.op) != nullptr && combiner == MPI_COMBINER_NAMED;
     }
-    args->op_kept = kept_op_;
+    // A persistent request copies the data into host memory: not for device memory.
+    args->op_kept = kept_op_ && !spec_.device_memory;
   }
   if (spec_.window && spec_.window->RecordsOnly() && kind != ScheduleKind::mpi_library) {
     args->finisher = finisher_;
@@ -575,6 +576,22 @@ MPI_Datatype Message::PackedType(const PackedLayout* layout) {
     packed_type_layout_ = layout;
   }
   return packed_type_;
+}
+
+void Message::LeavePackedType() noexcept {
+  if (packed_type_ == MPI_DATATYPE_NULL) return;
+  // The request left pending may still combine into its own buffer while MPI runs: its
+  // combine finds no layout (and combines nothing) once the type's attribute is cleared. The
+  // type goes with that request; the next generation makes a new one.
+  if (packed_type_layout_) {
+    try {
+      MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), nullptr);
+    } catch (...) {  // the key exists already (the attribute was set): not reached
+    }
+  }
+  MPI_Type_free(&packed_type_);
+  packed_type_bytes_ = 0;
+  packed_type_layout_ = nullptr;
 }
 
 bool Message::FreeMpiObjects() noexcept {

@@ -419,7 +419,13 @@ bool ReductionCore::SettleLocked() noexcept {
     (void)message_->Cancel();
     (void)run_->Cancel();  // a collective of the MPI library cannot be: it stays pending
   }
-  if (!message_->Quiet() || !run_->Quiet()) return false;
+  if (!message_->Quiet()) return false;
+  // A collective of the MPI library that another rank may never start: left pending where
+  // it works in its own buffers, else waited for.
+  if (!run_->Quiet()) {
+    if (!run_->Abandon()) return false;
+    message_->LeavePackedType();
+  }
 #endif
   draining_.store(false, std::memory_order_release);
   return true;

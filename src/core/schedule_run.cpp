@@ -2,6 +2,7 @@
 #include "core/schedule_run.hpp"
 
 #include <cstring>
+#include <mutex>
 
 #include "schedules/simulated_cost.hpp"
 
@@ -36,6 +37,41 @@ bool ScheduleRun::Quiet() noexcept {
 void ScheduleRun::Release() noexcept {
   if (active_) (void)schedule_.release();
   active_ = false;
+}
+
+namespace {
+
+// Schedules left with requests that will never complete (a failed generation's collective
+// of the MPI library, which another rank never started). MPI may write their buffers for as
+// long as it runs; they go when the process ends, without an MPI call.
+class Abandoned {
+ public:
+  static Abandoned& Instance() {
+    static Abandoned abandoned;
+    return abandoned;
+  }
+  void Keep(std::unique_ptr<Schedule> s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kept_.push_back(std::move(s));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Schedule>> kept_;
+};
+
+}  // namespace
+
+bool ScheduleRun::Abandon() noexcept {
+  if (!active_) return true;
+  if (!schedule_->OwnsItsBuffers()) return false;
+  try {
+    Abandoned::Instance().Keep(std::move(schedule_));
+  } catch (...) {  // no memory to keep it: let it go unfreed
+    (void)schedule_.release();
+  }
+  active_ = false;
+  return true;
 }
 #endif
 

@@ -50,6 +50,11 @@ class ScheduleRun {
   bool Quiet() noexcept;
   /// Lets a schedule in flight go without freeing it (its requests may still write).
   void Release() noexcept;
+  /// A failed generation's schedule that cannot be cancelled and works in its own buffers
+  /// only (Schedule::OwnsItsBuffers): kept alive until the process ends, its requests left
+  /// pending, and the run stopped; true then (or when nothing runs). False where the
+  /// requests use the object's buffers.
+  bool Abandon() noexcept;
   /// Lets go of what a completed schedule keeps for its next generation (see
   /// Schedule::DropKept).
   void DropKept(bool call_mpi) noexcept {

@@ -22,6 +22,9 @@ class MpiLibrarySchedule final : public Schedule {
   bool Cancel() noexcept override { return false; }
   bool Quiet() noexcept override;
   void DropKept(bool call_mpi) noexcept override;
+  /// A persistent request works in the schedule's own buffer; MPI_Iallreduce and the
+  /// others work in the object's.
+  bool OwnsItsBuffers() const noexcept override { return !active_ || persistent_; }
 
  private:
   /// What a persistent request is bound to. It changes at the same generation on every

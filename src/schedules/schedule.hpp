@@ -70,7 +70,8 @@ struct ScheduleArgs {
   /// as long as the object lives (predefined ones, or Tributary's own): a persistent request
   /// may be bound to them. False for a user's MPI_Op or datatype, which the user may free
   /// and make again between generations (a handle could then come back equal on one rank
-  /// and not on another).
+  /// and not on another), and for device memory handed to the library (a persistent
+  /// request's data is copied through host memory).
   bool op_kept = false;
 #endif
 };
@@ -108,6 +109,10 @@ class Schedule {
   /// communicator they use), else forgets them without calling MPI (the owner is destroyed
   /// on a thread that may not call it). The destructor then frees nothing.
   virtual void DropKept(bool call_mpi) noexcept { (void)call_mpi; }
+  /// True where every buffer the requests in flight use is the schedule's own: a failed
+  /// generation's requests that cannot be cancelled may then be left pending, with the
+  /// schedule kept alive, while the object's buffers go.
+  virtual bool OwnsItsBuffers() const noexcept { return false; }
 #endif
 };
 

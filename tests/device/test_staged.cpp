@@ -21,6 +21,9 @@ struct StageThroughHost<Kokkos::HostSpace> : std::true_type {};
 #include <vector>
 
 #include "device_data.hpp"
+#if TRIBUTARY_HAVE_MPI
+#include "library_calls.hpp"
+#endif
 #include "mpi_test.hpp"
 #include "reduction_test.hpp"
 
@@ -228,11 +231,15 @@ TEST(StagedView, DeviceAwareMpiHandsTheViewToTheLibrary) {
   AllReduce<DView> total(ctx, "direct-sum");
   total.val = Filled<DView>(Rank(), 0, 300);
   const double* before = total.val.data();
+  const long inits = g_allreduce_inits, posts = g_iallreduces;
   total.StartReduce(tributary::Sum{});
   Wait(ctx, total);
   EXPECT_TRUE(total.PassedDeviceMemory());
   EXPECT_EQ(total.ScheduleUsed(), tributary::ScheduleKind::mpi_library);
   EXPECT_EQ(total.val.data(), before);  // reduced where it lies
+  // Never on a persistent request, whose buffer is host memory the data is copied to.
+  EXPECT_EQ(g_allreduce_inits, inits);
+  EXPECT_EQ(g_iallreduces, posts + (Size() > 1 ? 1 : 0));
   EXPECT_EQ(ToHost(total.val), SumOverRanks<double>(300));
 
   Reduce<IView> r(ctx, "direct-reduce");

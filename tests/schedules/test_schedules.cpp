@@ -22,12 +22,8 @@
 #include <string>
 #include <thread>
 #include <vector>
-#if defined(OPEN_MPI) && defined(__has_include)
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-#endif
 
+#include "library_calls.hpp"
 #include "mpi_test.hpp"
 #include "reduction_test.hpp"
 #include "test_types.hpp"
@@ -622,36 +618,9 @@ TEST(Schedules, AReusedScheduleTakesEachGenerationsRadix) {
   if (Rank() == 0) std::remove(path.c_str());
 }
 
-// The MPI library's calls behind the library's schedule, counted here (through PMPI).
-#if MPI_VERSION >= 4
-#define TEST_ALLREDUCE_INIT MPI_Allreduce_init
-#define TEST_PALLREDUCE_INIT PMPI_Allreduce_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define TEST_ALLREDUCE_INIT MPIX_Allreduce_init
-#define TEST_PALLREDUCE_INIT PMPIX_Allreduce_init
-#endif
-long g_allreduce_inits = 0;
-long g_iallreduces = 0;
-
 void AddInts(void* in, void* inout, int* len, MPI_Datatype*) {
   for (int i = 0; i < *len; ++i) static_cast<int*>(inout)[i] += static_cast<int*>(in)[i];
 }
-}  // namespace
-
-#ifdef TEST_ALLREDUCE_INIT
-extern "C" int TEST_ALLREDUCE_INIT(const void* send, void* recv, int count, MPI_Datatype type,
-                                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  ++g_allreduce_inits;
-  return TEST_PALLREDUCE_INIT(send, recv, count, type, op, comm, info, request);
-}
-#endif
-extern "C" int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
-                              MPI_Comm comm, MPI_Request* request) {
-  ++g_iallreduces;
-  return PMPI_Iallreduce(send, recv, count, type, op, comm, request);
-}
-
-namespace {
 
 // A small allreduce on the library's schedule makes one persistent request and starts it
 // again each generation; another count makes a new one (on every rank at once: no rank's
