@@ -162,10 +162,14 @@ void ReductionCore::EndNetworkPhase() noexcept {
   host.HandleError(Where() + ": after a failure its sends did not complete within " +
                    std::to_string(host.DrainTime().count()) +
                    " s (the other ranks no longer poll their Context); the MPI library may "
-                   "still read the object's buffers");
+                   "still use the object's buffers");
 #if TRIBUTARY_HAVE_MPI
   run_->Release();
   message_->Release();
+  if (mpi_) {  // a combine the library still runs finds no layout
+    auto mpi = mpi_->LockMpi();
+    message_->LeavePackedType();
+  }
 #endif
   draining_ = false;
 }
