@@ -303,7 +303,8 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
     const std::pair<std::size_t, ScheduleKind> wide[] = {
         {8, ScheduleKind::knomial},          {4032, ScheduleKind::knomial},
         {4033, ScheduleKind::rabenseifner},  {8064, ScheduleKind::rabenseifner},
-        {8192, ScheduleKind::knomial},       {65536, ScheduleKind::knomial},
+        {8192, ScheduleKind::knomial},       {16384, ScheduleKind::knomial},
+        {16392, ScheduleKind::binomial},     {65536, ScheduleKind::binomial},
         {65544, ScheduleKind::rabenseifner}, {1 << 20, ScheduleKind::rabenseifner}};
     for (const auto& [bytes, want] : wide)
       EXPECT_EQ(kind(pow2, Collective::allreduce, bytes), want)
