@@ -50,9 +50,11 @@ class Abandoned {
     static Abandoned abandoned;
     return abandoned;
   }
-  void Keep(std::unique_ptr<Schedule> s) {
+  /// Takes `s` only once nothing can throw any more: where this throws, `s` still holds it.
+  void Keep(std::unique_ptr<Schedule>& s) {
     std::lock_guard<std::mutex> lock(mutex_);
-    kept_.push_back(std::move(s));
+    kept_.emplace_back();
+    kept_.back() = std::move(s);
   }
 
  private:
@@ -66,7 +68,7 @@ bool ScheduleRun::Abandon() noexcept {
   if (!active_) return true;
   if (!schedule_->OwnsItsBuffers()) return false;
   try {
-    Abandoned::Instance().Keep(std::move(schedule_));
+    Abandoned::Instance().Keep(schedule_);
   } catch (...) {  // no memory to keep it: let it go unfreed
     (void)schedule_.release();
   }
