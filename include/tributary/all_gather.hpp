@@ -91,11 +91,12 @@ class AllGather : private detail::ReductionClient {
   void Launch() {
     Context& ctx = *core_->Ctx();
     count_ = Traits::Size(local);
-    flat_.resize(count_ * static_cast<std::size_t>(ctx.Size()));
+    if (!flat_) flat_ = std::make_unique<Gathered>();  // the first, or the last was left
+    flat_->values.resize(count_ * static_cast<std::size_t>(ctx.Size()));
     detail::LaunchSpec spec;
     spec.collective = Collective::allgather;
     spec.data = Traits::Data(local);
-    spec.result = flat_.data();
+    spec.result = flat_->values.data();
     spec.length = count_;
     spec.check_length = Traits::dynamic && ctx.Options().debug != DebugLevel::none;
     spec.agreement.element = detail::ElementCode<E>();
@@ -112,20 +113,25 @@ class AllGather : private detail::ReductionClient {
 #if TRIBUTARY_HAVE_MPI
     spec.payload.elem_type = MpiType<E>::Get();
 #endif
-    if (ctx.Size() == 1 && count_) std::copy_n(Traits::Data(local), count_, flat_.data());
+    if (ctx.Size() == 1 && count_) std::copy_n(Traits::Data(local), count_, flat_->values.data());
     core_->Launch(spec);
   }
   void Finish() {
     val.resize(static_cast<std::size_t>(core_->Ctx()->Size()));
     for (std::size_t r = 0; r < val.size(); ++r) {
       if constexpr (Traits::dynamic) Traits::Resize(val[r], count_);
-      std::copy_n(flat_.data() + r * count_, count_, Traits::Data(val[r]));
+      std::copy_n(flat_->values.data() + r * count_, count_, Traits::Data(val[r]));
     }
   }
   void FinishGeneration() override { Finish(); }
+  std::unique_ptr<detail::KeptBuffer> LeaveResult() noexcept override { return std::move(flat_); }
 
+  // Every rank's elements, in rank order: where the network phase gathers them.
+  struct Gathered final : detail::KeptBuffer {
+    std::vector<E> values;
+  };
   std::unique_ptr<detail::ReductionCore> core_;
-  std::vector<E> flat_;
+  std::unique_ptr<Gathered> flat_;
   std::size_t count_ = 0;
 };
 

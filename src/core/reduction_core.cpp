@@ -74,6 +74,7 @@ ReductionCore::~ReductionCore() {
 void ReductionCore::SetClient(ReductionClient* client) noexcept {
   std::lock_guard<ObjectLock> lock(mutex_);
   client_ = client;
+  owner_ = client;
 }
 
 void ReductionCore::Retire() noexcept {
@@ -82,6 +83,8 @@ void ReductionCore::Retire() noexcept {
     client_ = nullptr;
   }
   if (ctx_) EndNetworkPhase();
+  std::lock_guard<ObjectLock> lock(mutex_);
+  owner_ = nullptr;
 }
 
 void ReductionCore::RetireForContext() noexcept {
@@ -425,9 +428,12 @@ bool ReductionCore::SettleLocked() noexcept {
   }
   if (!message_->Quiet()) return false;
   // A collective of the MPI library that another rank may never start: left pending where
-  // it works in its own buffers, else waited for.
+  // it works in its own buffers, or in those and the object's result buffer, which the
+  // object then gives up; else waited for.
   if (!run_->Quiet()) {
-    if (!run_->Abandon()) return false;
+    std::unique_ptr<KeptBuffer> result;
+    if (run_->InUse() == PendingBuffers::result && owner_) result = owner_->LeaveResult();
+    if (!run_->Abandon(std::move(result))) return false;
     message_->LeavePackedType();
   }
 #endif

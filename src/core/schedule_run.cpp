@@ -50,27 +50,36 @@ class Abandoned {
     static Abandoned abandoned;
     return abandoned;
   }
-  /// Takes `s` only once nothing can throw any more: where this throws, `s` still holds it.
-  void Keep(std::unique_ptr<Schedule>& s) {
+  /// Takes `s` and `result` only once nothing can throw any more: where this throws, they
+  /// still hold them.
+  void Keep(std::unique_ptr<Schedule>& s, std::unique_ptr<KeptBuffer>& result) {
     std::lock_guard<std::mutex> lock(mutex_);
     kept_.emplace_back();
-    kept_.back() = std::move(s);
+    kept_.back().schedule = std::move(s);
+    kept_.back().result = std::move(result);
   }
 
  private:
+  struct Left {
+    std::unique_ptr<Schedule> schedule;
+    std::unique_ptr<KeptBuffer> result;
+  };
   std::mutex mutex_;
-  std::vector<std::unique_ptr<Schedule>> kept_;
+  std::vector<Left> kept_;
 };
 
 }  // namespace
 
-bool ScheduleRun::Abandon() noexcept {
+bool ScheduleRun::Abandon(std::unique_ptr<KeptBuffer> result) noexcept {
   if (!active_) return true;
-  if (!schedule_->OwnsItsBuffers()) return false;
+  const PendingBuffers in_use = schedule_->InUse();
+  if (in_use == PendingBuffers::object || (in_use == PendingBuffers::result && !result))
+    return false;
   try {
-    Abandoned::Instance().Keep(schedule_);
-  } catch (...) {  // no memory to keep it: let it go unfreed
+    Abandoned::Instance().Keep(schedule_, result);
+  } catch (...) {  // no memory to keep them: let them go unfreed
     (void)schedule_.release();
+    (void)result.release();
   }
   active_ = false;
   return true;

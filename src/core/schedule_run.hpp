@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "schedules/schedule.hpp"
+#include "tributary/detail/core/reduction_core.hpp"
 #include "tributary/schedule_kind.hpp"
 #include "tributary/selection.hpp"
 
@@ -50,11 +51,16 @@ class ScheduleRun {
   bool Quiet() noexcept;
   /// Lets a schedule in flight go without freeing it (its requests may still write).
   void Release() noexcept;
+  /// The buffers a schedule in flight uses (Schedule::InUse).
+  PendingBuffers InUse() const noexcept {
+    return active_ ? schedule_->InUse() : PendingBuffers::own;
+  }
   /// A failed generation's schedule that cannot be cancelled and works in its own buffers
-  /// only (Schedule::OwnsItsBuffers): kept alive until the process ends, its requests left
-  /// pending, and the run stopped; true then (or when nothing runs). False where the
-  /// requests use the object's buffers.
-  bool Abandon() noexcept;
+  /// only, or in those and the result buffer the object gave up (`result`): both kept alive
+  /// until the process ends, its requests left pending, and the run stopped; true then (or
+  /// when nothing runs). False where the requests use the object's buffers (`result` is
+  /// then dropped: the caller passes it only where InUse says so).
+  bool Abandon(std::unique_ptr<KeptBuffer> result) noexcept;
   /// Lets go of what a completed schedule keeps for its next generation (see
   /// Schedule::DropKept).
   void DropKept(bool call_mpi) noexcept {

@@ -90,6 +90,7 @@ bool MpiLibrarySchedule::StartPersistent() {
 void MpiLibrarySchedule::Start() {
   const auto& p = args_.payload;
   const int count = static_cast<int>(p.count);
+  in_place_ = false;
   switch (args_.collective) {
     case Collective::allreduce: {
       if (StartPersistent()) break;
@@ -117,12 +118,31 @@ void MpiLibrarySchedule::Start() {
                "MPI_Ireduce");
       break;
     }
-    case Collective::allgather:
+    case Collective::allgather: {
       FreePersistent();
-      CheckMpi(MPI_Iallgather(args_.data, count, p.elem_type, args_.result, count, p.elem_type,
-                              args_.comm, &request_),
-               "MPI_Iallgather");
-      break;
+      // In place: this rank's elements are copied to their place in the result, which is
+      // then all the collective uses (a failed generation's may be left pending with that
+      // buffer alone: ReductionClient::LeaveResult). The copy is 1/size of what the library
+      // writes.
+      int rank = 0;
+      MPI_Aint lb = 0, extent = 0;
+      CheckMpi(MPI_Comm_rank(args_.comm, &rank), "MPI_Comm_rank");
+      CheckMpi(MPI_Type_get_extent(p.elem_type, &lb, &extent), "MPI_Type_get_extent");
+      in_place_ = lb == 0;
+      if (in_place_) {
+        const auto bytes = static_cast<std::size_t>(extent) * p.count;
+        if (bytes)
+          std::memcpy(static_cast<char*>(args_.result) + static_cast<std::size_t>(rank) * bytes,
+                      args_.data, bytes);
+        CheckMpi(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, args_.result, count,
+                                p.elem_type, args_.comm, &request_),
+                 "MPI_Iallgather");
+      } else {
+        CheckMpi(MPI_Iallgather(args_.data, count, p.elem_type, args_.result, count, p.elem_type,
+                                args_.comm, &request_),
+                 "MPI_Iallgather");
+      }
+    } break;
   }
   active_ = true;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -36,6 +37,10 @@ class RoundObserver {
   RoundObserver& operator=(const RoundObserver&) = default;
   ~RoundObserver() = default;
 };
+
+/// What a schedule's requests in flight read or write (Schedule::InUse): its own buffers
+/// only; those and ScheduleArgs::result; or the object's data too.
+enum class PendingBuffers : std::uint8_t { own, result, object };
 
 /// Where a schedule runs and on which buffers.
 struct ScheduleArgs {
@@ -109,10 +114,10 @@ class Schedule {
   /// communicator they use), else forgets them without calling MPI (the owner is destroyed
   /// on a thread that may not call it). The destructor then frees nothing.
   virtual void DropKept(bool call_mpi) noexcept { (void)call_mpi; }
-  /// True where every buffer the requests in flight use is the schedule's own: a failed
-  /// generation's requests that cannot be cancelled may then be left pending, with the
-  /// schedule kept alive, while the object's buffers go.
-  virtual bool OwnsItsBuffers() const noexcept { return false; }
+  /// The buffers the requests in flight use. Where they are the schedule's own (or those
+  /// and args.result), a failed generation's requests that cannot be cancelled may be left
+  /// pending, with the schedule (and the result buffer) kept alive, while the object goes.
+  virtual PendingBuffers InUse() const noexcept { return PendingBuffers::object; }
 #endif
 };
 

@@ -60,6 +60,16 @@ class ObjectLock {
 /// The states of one reduction object (the public tributary::Phase).
 using Phase = tributary::Phase;
 
+/// Memory an object gives up for good to a collective of the MPI library left pending after
+/// a failure (ReductionClient::LeaveResult): kept, unused, until the process ends.
+class KeptBuffer {
+ public:
+  KeptBuffer() = default;
+  KeptBuffer(const KeptBuffer&) = delete;
+  KeptBuffer& operator=(const KeptBuffer&) = delete;
+  virtual ~KeptBuffer() = default;
+};
+
 /// What the core calls back in the object that owns it (AllReduce, Reduce, AllGather,
 /// Batch), only while that object is alive: it detaches itself (ReductionCore::Retire)
 /// before it goes.
@@ -72,6 +82,11 @@ class ReductionClient {
   /// run: false while it runs (never blocks); otherwise the object launches its network
   /// phase and returns true.
   virtual bool LaunchWhenReady() { return true; }
+  /// A failed generation's collective that cannot be cancelled still writes the result
+  /// buffer (LaunchSpec::result) only: the object gives that buffer up, to be kept until the
+  /// process ends, and makes a new one at its next launch. Null where it cannot (then the
+  /// collective is waited for). Called with the core's lock held, also from Retire.
+  virtual std::unique_ptr<KeptBuffer> LeaveResult() noexcept { return nullptr; }
 
  protected:
   ReductionClient() = default;
@@ -261,6 +276,9 @@ class ReductionCore {
   std::atomic<bool> draining_{false};  // failed, but network requests are still pending
   bool cancelled_ = false;             // a draining generation's receives were cancelled
   ReductionClient* client_ = nullptr;
+  // The same object while Retire ends the network phase (no result goes to it then, but a
+  // collective left pending may take its result buffer: LeaveResult).
+  ReductionClient* owner_ = nullptr;
   std::atomic<bool> awaiting_{false};
   std::atomic<bool> polling_{false};
 };
