@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "schedules/schedule.hpp"
-#include "tributary/detail/core/reduction_core.hpp"
+#include "tributary/detail/core/kept_buffer.hpp"
 #include "tributary/schedule_kind.hpp"
 #include "tributary/selection.hpp"
 

@@ -21,6 +21,7 @@
 
 #include "tributary/config.hpp"
 #include "tributary/detail/core/agreement_record.hpp"
+#include "tributary/detail/core/kept_buffer.hpp"
 #include "tributary/detail/core/message_spec.hpp"
 #include "tributary/detail/core/payload.hpp"
 #include "tributary/phase.hpp"
@@ -59,16 +60,6 @@ class ObjectLock {
 
 /// The states of one reduction object (the public tributary::Phase).
 using Phase = tributary::Phase;
-
-/// Memory an object gives up for good to a collective of the MPI library left pending after
-/// a failure (ReductionClient::LeaveResult): kept, unused, until the process ends.
-class KeptBuffer {
- public:
-  KeptBuffer() = default;
-  KeptBuffer(const KeptBuffer&) = delete;
-  KeptBuffer& operator=(const KeptBuffer&) = delete;
-  virtual ~KeptBuffer() = default;
-};
 
 /// What the core calls back in the object that owns it (AllReduce, Reduce, AllGather,
 /// Batch), only while that object is alive: it detaches itself (ReductionCore::Retire)
