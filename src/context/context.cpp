@@ -133,10 +133,10 @@ std::chrono::duration<double> ContextImpl::DrainTime() const noexcept {
 #if TRIBUTARY_HAVE_MPI
 void ContextImpl::SettleAfterFailure() noexcept {
   // Every rank drops what arrives unasked until every rank's own sends have completed: a
-  // non-blocking barrier, entered once this rank's control messages have left, ends it.
-  // The other ranks come when their own teardown ends, which a loaded machine delays: the
-  // wait is the drain time but at least 10 s (it ends as soon as the last rank arrives).
-  MPI_Request barrier = MPI_REQUEST_NULL;
+  // barrier of control messages (ControlPlane::SettleBarrier), entered once this rank's
+  // control messages have left, ends it. The other ranks come when their own teardown ends,
+  // which a loaded machine delays: the wait is the drain time but at least 10 s (it ends as
+  // soon as the last rank arrives).
   const std::chrono::duration<double> settle =
       std::max(DrainTime(), std::chrono::duration<double>(10));
   const auto limit = std::chrono::steady_clock::now() +
@@ -144,13 +144,9 @@ void ContextImpl::SettleAfterFailure() noexcept {
   try {
     for (;;) {
       control.Receive();
-      std::lock_guard<std::mutex> mpi(net.mpi_mutex);
-      if (barrier == MPI_REQUEST_NULL && control.SendsDone())
-        CheckMpi(MPI_Ibarrier(net.comm, &barrier), "MPI_Ibarrier");
-      if (barrier != MPI_REQUEST_NULL) {
-        int done = 0;
-        CheckMpi(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE), "MPI_Test");
-        if (done) return;
+      {
+        std::lock_guard<std::mutex> mpi(net.mpi_mutex);
+        if (control.SettleBarrier()) return;
       }
       if (std::chrono::steady_clock::now() >= limit) break;
       std::this_thread::yield();
@@ -163,7 +159,6 @@ void ContextImpl::SettleAfterFailure() noexcept {
       "tributary::Context destroyed after a failure, but not every rank destroyed its "
       "Context within " +
       std::to_string(settle.count()) + " s; its communicators are let go of");
-  if (barrier != MPI_REQUEST_NULL) MPI_Request_free(&barrier);
 }
 #endif
 

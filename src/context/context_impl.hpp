@@ -108,7 +108,7 @@ struct ContextImpl final : ReductionHost {
   static void ForeignCycleEnded(void* self, std::uint64_t cycle) noexcept;
 #if TRIBUTARY_HAVE_MPI
   /// The destruction of a failed Context: the messages of its failed generations are
-  /// dropped on every rank until every rank's have left (a non-blocking barrier).
+  /// dropped on every rank until every rank's have left (ControlPlane::SettleBarrier).
   void SettleAfterFailure() noexcept;
 #endif
 };

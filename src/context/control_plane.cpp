@@ -96,8 +96,24 @@ void ControlPlane::Poll() {
       Send(from, kCtrlStatus, AnswerQuery(text));
     } else if (kind == kCtrlStatus) {
       TakeAnswer(from, text);
+    } else if (kind == kCtrlSettle) {
+      const long round = std::strtol(text.c_str(), nullptr, 10);
+      if (round >= 0 && round < 64) settle_arrived_ |= std::uint64_t{1} << round;
     }
   }
+}
+
+bool ControlPlane::SettleBarrier() {
+  int rounds = 0;
+  while ((1LL << rounds) < size_) ++rounds;
+  if (settle_sent_ == 0 && !SendsDone()) return false;
+  while (settle_sent_ < rounds) {
+    if (settle_sent_ > 0 && !(settle_arrived_ >> (settle_sent_ - 1) & 1u)) return false;
+    Send((rank_ + (1 << settle_sent_)) % size_, kCtrlSettle, std::to_string(settle_sent_));
+    ++settle_sent_;
+  }
+  const std::uint64_t all = rounds == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << rounds) - 1;
+  return (settle_arrived_ & all) == all && SendsDone();
 }
 
 void ControlPlane::Sink(MPI_Comm comm) {

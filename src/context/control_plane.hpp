@@ -23,7 +23,12 @@ class ReductionCore;
 struct Registry;
 
 /// Control messages: the kind in the message's first byte.
-enum ControlKind : char { kCtrlFailure = 'F', kCtrlQuery = 'Q', kCtrlStatus = 'S' };
+enum ControlKind : char {
+  kCtrlFailure = 'F',
+  kCtrlQuery = 'Q',
+  kCtrlStatus = 'S',
+  kCtrlSettle = 'B',  ///< A round of SettleBarrier
+};
 
 /// One watchdog report in the making: the objects this rank waits for, and every other
 /// rank's view of them (asked for over the control plane).
@@ -66,6 +71,13 @@ class ControlPlane {
   void FreeSends() noexcept;
   /// True once every control message this rank sent has left.
   bool SendsDone();
+  /// The Context's destruction after a failure: a barrier of control messages, entered
+  /// once this rank's own have left (a dissemination: round k to rank + 2^k, awaited from
+  /// rank - 2^k). Not a collective of MPI's: one the MPI library's schedule left pending on
+  /// the communicator it shares (lane 0) would pair with it on some ranks and not on those
+  /// that never started it. True once every rank has entered. Requires mpi_mutex; never
+  /// blocks.
+  bool SettleBarrier();
 #endif
   /// The watchdog's turn (watchdog.cpp): reports or fails the generations overdue, with
   /// the tasks that wait for them where Context::Execute runs an executor.
@@ -132,7 +144,9 @@ class ControlPlane {
   std::string failure_text_;
   int failure_origin_ = -1;
 #if TRIBUTARY_HAVE_MPI
-  std::vector<char> sunk_;  // what Sink receives, dropped
+  std::vector<char> sunk_;            // what Sink receives, dropped
+  int settle_sent_ = 0;               // SettleBarrier's rounds sent
+  std::uint64_t settle_arrived_ = 0;  // bit k: its round k has arrived
 #endif
 
   /// The watchdog's report being gathered (none: number 0), the generations reported
