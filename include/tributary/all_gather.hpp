@@ -124,7 +124,11 @@ class AllGather : private detail::ReductionClient {
     }
   }
   void FinishGeneration() override { Finish(); }
-  std::unique_ptr<detail::KeptBuffer> LeaveResult() noexcept override { return std::move(flat_); }
+  // The result buffer goes to a collective left pending on it; the next launch makes another.
+  std::unique_ptr<detail::KeptBuffer> LeaveBuffer(const void* at) noexcept override {
+    if (!flat_ || at != flat_->values.data()) return nullptr;
+    return std::move(flat_);
+  }
 
   // Every rank's elements, in rank order: where the network phase gathers them.
   struct Gathered final : detail::KeptBuffer {

@@ -348,6 +348,9 @@ class Batch : private detail::ReductionClient {
 
   void FinishGeneration() override { Finish(); }
   bool LaunchWhenReady() override { return Ready(); }
+  std::unique_ptr<detail::KeptBuffer> LeaveBuffer(const void* at) noexcept override {
+    return message_.Leave(at);
+  }
 
   std::unique_ptr<detail::ReductionCore> core_;
   std::vector<std::unique_ptr<detail::BatchMemberBase>> members_;

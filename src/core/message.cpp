@@ -594,6 +594,17 @@ void Message::LeavePackedType() noexcept {
   packed_type_layout_ = nullptr;
 }
 
+std::unique_ptr<KeptBuffer> Message::LeaveBuffer(const void* at) noexcept {
+  if (wire_.empty() || at != wire_.data()) return nullptr;
+  try {
+    auto kept = std::make_unique<KeptValue<std::vector<unsigned char>>>(std::move(wire_));
+    wire_.clear();
+    return kept;
+  } catch (...) {  // no memory to keep it: not given up
+    return nullptr;
+  }
+}
+
 bool Message::FreeMpiObjects() noexcept {
   if (packed_type_ == MPI_DATATYPE_NULL) return true;
   int finalized = 0;

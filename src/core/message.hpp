@@ -109,6 +109,11 @@ class Message {
   void LeavePackedType() noexcept;
   /// Frees the packed datatype; false where it cannot, MPI having finalised.
   bool FreeMpiObjects() noexcept;
+  /// The message's own buffer where it starts at `at` (a speculation's or stand-in's
+  /// elements), given up to a schedule left pending on it (null if not).
+  std::unique_ptr<KeptBuffer> LeaveBuffer(const void* at) noexcept;
+  /// The generation's data is in device memory.
+  bool DeviceMemory() const noexcept { return spec_.device_memory; }
 #endif
   /// The result in place: exact records the schedule left unrounded are rounded into it.
   void Finish(int rank);

@@ -427,19 +427,44 @@ bool ReductionCore::SettleLocked() noexcept {
     (void)run_->Cancel();  // a collective of the MPI library cannot be: it stays pending
   }
   if (!message_->Quiet()) return false;
-  // A collective of the MPI library that another rank may never start: left pending where
-  // it works in its own buffers, or in those and the object's result buffer, which the
-  // object then gives up; else waited for.
+  // A collective of the MPI library that another rank may never start: left pending with
+  // the object's buffers it uses, which their owners (the run, the message, the object) give
+  // up; waited for where one cannot be.
   if (!run_->Quiet()) {
-    std::unique_ptr<KeptBuffer> result;
-    if (run_->InUse() == PendingBuffers::result && owner_) result = owner_->LeaveResult();
-    if (!run_->Abandon(std::move(result))) return false;
+    KeptBuffers kept;
+    const bool whole = LeavePendingBuffers(&kept);
+    if (!run_->Abandon(std::move(kept), whole)) return false;
     message_->LeavePackedType();
   }
 #endif
   draining_.store(false, std::memory_order_release);
   return true;
 }
+
+#if TRIBUTARY_HAVE_MPI
+bool ReductionCore::LeavePendingBuffers(KeptBuffers* kept) noexcept {
+  const PendingBuffers in_use = run_->InUse();
+  if (in_use.unknown) return false;
+  bool whole = true;
+  for (const void* at : in_use.at) {
+    if (!at) continue;
+    std::unique_ptr<KeptBuffer> b = run_->LeaveStaging(at);
+    if (!b) b = message_->LeaveBuffer(at);
+    // Not device memory, which the object's copy in its place could not be made of.
+    if (!b && owner_ && !message_->DeviceMemory()) b = owner_->LeaveBuffer(at);
+    if (!b) {
+      whole = false;
+      continue;
+    }
+    try {
+      kept->push_back(std::move(b));
+    } catch (...) {  // no memory: given up already, so left unfreed
+      (void)b.release();
+    }
+  }
+  return whole;
+}
+#endif
 
 bool ReductionCore::Settle() noexcept {
   if (!draining_.load()) return true;

@@ -50,19 +50,19 @@ class Abandoned {
     static Abandoned abandoned;
     return abandoned;
   }
-  /// Takes `s` and `result` only once nothing can throw any more: where this throws, they
-  /// still hold them.
-  void Keep(std::unique_ptr<Schedule>& s, std::unique_ptr<KeptBuffer>& result) {
+  /// Takes `s` (may be null) and `buffers` only once nothing can throw any more: where this
+  /// throws, they still hold them.
+  void Keep(std::unique_ptr<Schedule>& s, KeptBuffers& buffers) {
     std::lock_guard<std::mutex> lock(mutex_);
     kept_.emplace_back();
     kept_.back().schedule = std::move(s);
-    kept_.back().result = std::move(result);
+    kept_.back().buffers = std::move(buffers);
   }
 
  private:
   struct Left {
     std::unique_ptr<Schedule> schedule;
-    std::unique_ptr<KeptBuffer> result;
+    KeptBuffers buffers;
   };
   std::mutex mutex_;
   std::vector<Left> kept_;
@@ -70,19 +70,29 @@ class Abandoned {
 
 }  // namespace
 
-bool ScheduleRun::Abandon(std::unique_ptr<KeptBuffer> result) noexcept {
-  if (!active_) return true;
-  const PendingBuffers in_use = schedule_->InUse();
-  if (in_use == PendingBuffers::object || (in_use == PendingBuffers::result && !result))
-    return false;
+std::unique_ptr<KeptBuffer> ScheduleRun::LeaveStaging(const void* at) noexcept {
+  if (staging_.empty() || at != staging_.data()) return nullptr;
   try {
-    Abandoned::Instance().Keep(schedule_, result);
-  } catch (...) {  // no memory to keep them: let them go unfreed
-    (void)schedule_.release();
-    (void)result.release();
+    auto kept = std::make_unique<KeptValue<std::vector<unsigned char>>>(std::move(staging_));
+    staging_.clear();
+    return kept;
+  } catch (...) {  // no memory to keep it: not given up
+    return nullptr;
   }
-  active_ = false;
-  return true;
+}
+
+bool ScheduleRun::Abandon(KeptBuffers kept, bool whole) noexcept {
+  if (!active_) return true;
+  std::unique_ptr<Schedule> none;
+  std::unique_ptr<Schedule>& schedule = whole ? schedule_ : none;
+  try {
+    Abandoned::Instance().Keep(schedule, kept);
+  } catch (...) {  // no memory to keep them: let them go unfreed
+    (void)schedule.release();
+    for (auto& b : kept) (void)b.release();
+  }
+  if (whole) active_ = false;
+  return whole;
 }
 #endif
 

@@ -52,15 +52,15 @@ class ScheduleRun {
   /// Lets a schedule in flight go without freeing it (its requests may still write).
   void Release() noexcept;
   /// The buffers a schedule in flight uses (Schedule::InUse).
-  PendingBuffers InUse() const noexcept {
-    return active_ ? schedule_->InUse() : PendingBuffers::own;
-  }
-  /// A failed generation's schedule that cannot be cancelled and works in its own buffers
-  /// only, or in those and the result buffer the object gave up (`result`): both kept alive
-  /// until the process ends, its requests left pending, and the run stopped; true then (or
-  /// when nothing runs). False where the requests use the object's buffers (`result` is
-  /// then dropped: the caller passes it only where InUse says so).
-  bool Abandon(std::unique_ptr<KeptBuffer> result) noexcept;
+  PendingBuffers InUse() const noexcept { return active_ ? schedule_->InUse() : PendingBuffers{}; }
+  /// The copy of a read-only `data` (Start) where it starts at `at`, given up (null if not).
+  std::unique_ptr<KeptBuffer> LeaveStaging(const void* at) noexcept;
+  /// A failed generation's schedule that cannot be cancelled: where `whole`, every buffer of
+  /// the object's its requests use is in `kept` (InUse), and the schedule and those buffers
+  /// are kept alive until the process ends, its requests left pending, and the run stopped;
+  /// true then (or when nothing runs). Otherwise only `kept` is kept (given up already, MPI
+  /// may still write it) and the schedule stays: false.
+  bool Abandon(KeptBuffers kept, bool whole) noexcept;
   /// Lets go of what a completed schedule keeps for its next generation (see
   /// Schedule::DropKept).
   void DropKept(bool call_mpi) noexcept {

@@ -90,10 +90,11 @@ bool MpiLibrarySchedule::StartPersistent() {
 void MpiLibrarySchedule::Start() {
   const auto& p = args_.payload;
   const int count = static_cast<int>(p.count);
-  in_place_ = false;
+  pending_ = PendingBuffers{};
   switch (args_.collective) {
     case Collective::allreduce: {
       if (StartPersistent()) break;
+      pending_.at[0] = args_.data;
       FreePersistent();
       const void* send = MPI_IN_PLACE;
 #if TRIBUTARY_HAVE_SMPI
@@ -113,23 +114,26 @@ void MpiLibrarySchedule::Start() {
       int rank = 0;
       CheckMpi(MPI_Comm_rank(args_.comm, &rank), "MPI_Comm_rank");
       const void* send = rank != args_.root ? args_.data : args_.input ? args_.input : MPI_IN_PLACE;
-      CheckMpi(MPI_Ireduce(send, rank == args_.root ? args_.data : nullptr, count, p.elem_type,
-                           p.op, args_.root, args_.comm, &request_),
-               "MPI_Ireduce");
+      void* receive = rank == args_.root ? args_.data : nullptr;
+      pending_.at = {send == MPI_IN_PLACE ? nullptr : send, receive};
+      CheckMpi(
+          MPI_Ireduce(send, receive, count, p.elem_type, p.op, args_.root, args_.comm, &request_),
+          "MPI_Ireduce");
       break;
     }
     case Collective::allgather: {
       FreePersistent();
       // In place: this rank's elements are copied to their place in the result, which is
       // then all the collective uses (a failed generation's may be left pending with that
-      // buffer alone: ReductionClient::LeaveResult). The copy is 1/size of what the library
+      // buffer alone: ReductionClient::LeaveBuffer). The copy is 1/size of what the library
       // writes.
       int rank = 0;
       MPI_Aint lb = 0, extent = 0;
       CheckMpi(MPI_Comm_rank(args_.comm, &rank), "MPI_Comm_rank");
       CheckMpi(MPI_Type_get_extent(p.elem_type, &lb, &extent), "MPI_Type_get_extent");
-      in_place_ = lb == 0;
-      if (in_place_) {
+      const bool in_place = lb == 0;
+      pending_.at = {args_.result, in_place ? nullptr : args_.data};
+      if (in_place) {
         const auto bytes = static_cast<std::size_t>(extent) * p.count;
         if (bytes)
           std::memcpy(static_cast<char*>(args_.result) + static_cast<std::size_t>(rank) * bytes,

@@ -22,13 +22,9 @@ class MpiLibrarySchedule final : public Schedule {
   bool Cancel() noexcept override { return false; }
   bool Quiet() noexcept override;
   void DropKept(bool call_mpi) noexcept override;
-  /// A persistent request works in the schedule's own buffer, an allgather in place in the
-  /// result only; MPI_Iallreduce and MPI_Ireduce work in the object's data.
-  PendingBuffers InUse() const noexcept override {
-    return !active_ || persistent_ ? PendingBuffers::own
-           : in_place_             ? PendingBuffers::result
-                                   : PendingBuffers::object;
-  }
+  /// A persistent request works in the schedule's own buffer; MPI_Iallreduce in the data,
+  /// MPI_Ireduce in what it sends and receives, an allgather in place in the result.
+  PendingBuffers InUse() const noexcept override { return active_ ? pending_ : PendingBuffers{}; }
 
  private:
   /// What a persistent request is bound to. It changes at the same generation on every
@@ -56,7 +52,7 @@ class MpiLibrarySchedule final : public Schedule {
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool active_ = false;      ///< Started and not yet seen complete.
   bool persistent_ = false;  ///< request_ is the persistent request of bound_.
-  bool in_place_ = false;    ///< request_ is an allgather in place in args_.result.
+  PendingBuffers pending_;   ///< The object's buffers request_ uses (none: persistent).
   Binding bound_;
   std::vector<unsigned char> buffer_;  ///< The persistent request's data (see StartPersistent).
   std::vector<char> send_copy_;        ///< Under SMPI: the input, sent from here (see Start).

@@ -4,6 +4,7 @@
 // Schedules never block. Not installed: users name schedules by ScheduleKind only.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -38,9 +39,15 @@ class RoundObserver {
   ~RoundObserver() = default;
 };
 
-/// What a schedule's requests in flight read or write (Schedule::InUse): its own buffers
-/// only; those and ScheduleArgs::result; or the object's data too.
-enum class PendingBuffers : std::uint8_t { own, result, object };
+/// What a schedule's requests in flight read or write beside the schedule's own buffers
+/// (Schedule::InUse): at most two buffers of the object's, by the address each starts at
+/// (ScheduleArgs::data, input or result), or `unknown` (any of the object's buffers).
+struct PendingBuffers {
+  std::array<const void*, 2> at{};
+  bool unknown = false;
+  /// Only the schedule's own buffers.
+  bool OwnOnly() const noexcept { return !unknown && !at[0] && !at[1]; }
+};
 
 /// Where a schedule runs and on which buffers.
 struct ScheduleArgs {
@@ -114,10 +121,11 @@ class Schedule {
   /// communicator they use), else forgets them without calling MPI (the owner is destroyed
   /// on a thread that may not call it). The destructor then frees nothing.
   virtual void DropKept(bool call_mpi) noexcept { (void)call_mpi; }
-  /// The buffers the requests in flight use. Where they are the schedule's own (or those
-  /// and args.result), a failed generation's requests that cannot be cancelled may be left
-  /// pending, with the schedule (and the result buffer) kept alive, while the object goes.
-  virtual PendingBuffers InUse() const noexcept { return PendingBuffers::object; }
+  /// The buffers the requests in flight use. A failed generation's requests that cannot be
+  /// cancelled may be left pending, with the schedule and the object's buffers named here
+  /// kept alive (the object gives them up: ReductionClient::LeaveBuffer), while the object
+  /// goes.
+  virtual PendingBuffers InUse() const noexcept { return PendingBuffers{{}, true}; }
 #endif
 };
 

@@ -1,6 +1,7 @@
 // One cell of the failure matrix, written as a user's program: the README's loop (a Batch of a
 // Min and a Sum, an AllReduce every list polls, an AllReduce with a user operator, an
-// AllGather that block 0 starts; one task list per block) runs cycles until a fault is injected on
+// AllGather that block 0 starts, an AllReduce and a Reduce of 5 KiB vectors; one task list per
+// block) runs cycles until a fault is injected on
 // the last rank in cycle 2, the program catches what reaches it and tears down in the order asked.
 // It prints what it caught and exits with its own code on every rank:
 //   3  the fault was caught on every rank with a report naming what is missing, and the
@@ -70,9 +71,19 @@ Census CensusOf(int cycle, int rank) {
   return c;
 }
 
+// A field of 640 doubles (5 KiB: above what the MPI library's schedule runs on a persistent
+// request of its own, so MPI_Iallreduce and MPI_Ireduce work in the objects' buffers).
+constexpr std::size_t kFieldLength = 640;
+std::vector<double> FieldOf(int cycle, int rank, int block) {
+  std::vector<double> f(kFieldLength);
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = cycle + rank * 0.5 + block * 0.25 + i;
+  return f;
+}
+
 struct Expected {
   double dt = 1e300, mass = 0, aux = 0, energy = 0;
   std::vector<Census> census;
+  std::vector<double> field = std::vector<double>(kFieldLength, 0.0);
 };
 Expected ExpectedValues(int cycle, int blocks) {
   Expected e;
@@ -82,6 +93,8 @@ Expected ExpectedValues(int cycle, int blocks) {
       e.mass += BlockMass(cycle, r, b);
       e.aux += 1.0;
       e.energy += b + 1.0;
+      const std::vector<double> f = FieldOf(cycle, r, b);
+      for (std::size_t i = 0; i < kFieldLength; ++i) e.field[i] += f[i];
     }
   for (int r = 0; r < Size(); ++r) e.census.push_back(CensusOf(cycle, r));
   return e;
@@ -95,13 +108,17 @@ struct Objects {
         mass(step.Add<double>(tributary::Sum{}, "mass")),
         aux(ctx, "aux"),
         energy(ctx, "energy"),
-        census(ctx, "census") {}
+        census(ctx, "census"),
+        field(ctx, "field"),
+        profile(ctx, "profile") {}
   tributary::Batch step;
   tributary::BatchMember<double>& dt;
   tributary::BatchMember<double>& mass;
   tributary::AllReduce<double> aux;
   tributary::AllReduce<double> energy;
   tributary::AllGather<Census> census;
+  tributary::AllReduce<std::vector<double>> field;
+  tributary::Reduce<std::vector<double>> profile;  // to rank 0
 };
 
 class Driver {
@@ -135,6 +152,8 @@ class Driver {
     obj.step.Expect(n);
     if (!Faulty(cycle, "never_started")) obj.aux.Expect(n, tributary::Sum{});
     obj.energy.Expect(n, CheckedSum{});
+    obj.field.Expect(n, tributary::Sum{});
+    obj.profile.Expect(n, 0, tributary::Sum{});
     // Each block's tasks, in order.
     std::vector<std::vector<std::pair<std::string, outside::Task>>> lists(
         static_cast<std::size_t>(n));
@@ -154,6 +173,8 @@ class Driver {
         }
         if (!Faulty(cycle, "never_started")) obj.aux.Contribute(b, 1.0);
         obj.energy.Contribute(b, b + 1.0);
+        obj.field.Contribute(b, FieldOf(cycle, r, b));
+        obj.profile.Contribute(b, FieldOf(cycle, r, b));
         if (b == 0) {
           obj.census.local = CensusOf(cycle, r);
           obj.census.StartReduce();
@@ -163,10 +184,13 @@ class Driver {
       tl.emplace_back("poll step", [&obj] { return obj.step.CheckReduce(); });
       tl.emplace_back("poll aux", [&obj] { return obj.aux.CheckReduce(); });
       tl.emplace_back("poll census", [&obj] { return obj.census.CheckReduce(); });
+      tl.emplace_back("poll field", [&obj] { return obj.field.CheckReduce(); });
+      tl.emplace_back("poll profile", [&obj] { return obj.profile.CheckReduce(); });
       tl.emplace_back("poll energy", [&obj] { return obj.energy.CheckReduce(); });
       tl.emplace_back("read the results", [this, &obj, want] {
         if (obj.dt.val != want.dt || obj.mass.val != want.mass || obj.aux.val != want.aux ||
-            obj.energy.val != want.energy || obj.census.val != want.census)
+            obj.energy.val != want.energy || obj.census.val != want.census ||
+            obj.field.val != want.field || (Rank() == 0 && obj.profile.val != want.field))
           ++wrong_;
         return TaskStatus::complete;
       });
@@ -241,7 +265,7 @@ tributary::ContextOptions ContextOptionsFor(const Options& o) {
       o.policy == "abort" ? tributary::FailurePolicy::abort : tributary::FailurePolicy::propagate;
   co.watchdog = std::chrono::duration<double>(o.watchdog);
   co.on_watchdog = tributary::WatchdogAction::fail;
-  co.communicator_pool = 4;  // every object may take the MPI library's schedule
+  co.communicator_pool = 6;  // every object may take the MPI library's schedule
   return co;
 }
 

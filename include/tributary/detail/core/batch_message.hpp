@@ -104,6 +104,9 @@ class BatchMessage {
     return spec;
   }
 
+  /// The message's storage where it starts at `at` (PackedMessage::Leave).
+  std::unique_ptr<KeptBuffer> Leave(const void* at) noexcept { return message_.Leave(at); }
+
   /// After completion: every member's `val` from the message, once; throws RemoteError
   /// (through PackedMessage::ThrowIfFailed) where a member's operator threw on a rank.
   template <class Where>

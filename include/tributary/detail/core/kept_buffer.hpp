@@ -1,5 +1,5 @@
 // Memory an object gives up for good to a collective of the MPI library left pending after
-// a failure: the typed layer hands it over (ReductionClient::LeaveResult), the core keeps it
+// a failure: the typed layer hands it over (ReductionClient::LeaveBuffer), the core keeps it
 // with the schedule (ScheduleRun::Abandon).
 #pragma once
 
@@ -7,6 +7,11 @@
 #error \
     "<tributary/detail/core/kept_buffer.hpp> is internal to Tributary: include <tributary/tributary.hpp> instead"
 #endif
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 namespace tributary::detail {
 
@@ -18,5 +23,16 @@ class KeptBuffer {
   KeptBuffer& operator=(const KeptBuffer&) = delete;
   virtual ~KeptBuffer() = default;
 };
+
+/// A value whose storage is kept: moved in, so that its elements stay where they were.
+template <class V>
+class KeptValue final : public KeptBuffer {
+ public:
+  explicit KeptValue(V&& v) noexcept(std::is_nothrow_move_constructible_v<V>)
+      : value(std::move(v)) {}
+  V value;
+};
+
+using KeptBuffers = std::vector<std::unique_ptr<KeptBuffer>>;
 
 }  // namespace tributary::detail

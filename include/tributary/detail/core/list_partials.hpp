@@ -123,6 +123,8 @@ class ListPartials {
     return exact_slots_[static_cast<std::size_t>(list)];
   }
   T& ValueOf(int list) { return slots_[static_cast<std::size_t>(list)].value; }
+  /// The host slots there are (at least the lists of every generation so far).
+  int Slots() const noexcept { return static_cast<int>(slots_.size()); }
   std::size_t LengthOf(int list) const {
     const auto u = static_cast<std::size_t>(list);
     return IsExact(list) ? exact_slots_[u].size() : Traits::Size(slots_[u].value);

@@ -17,10 +17,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tributary/detail/core/agreement_record.hpp"
+#include "tributary/detail/core/kept_buffer.hpp"
 #include "tributary/detail/core/payload.hpp"
 #include "tributary/errors.hpp"
 #include "tributary/schedule_kind.hpp"
@@ -113,6 +115,20 @@ class PackedMessage {
   const unsigned char* Body() const noexcept { return buffer_.data() + sizeof(PackedHeader); }
   std::size_t BodyBytes() const noexcept { return buffer_.size() - sizeof(PackedHeader); }
   const PackedLayout* Layout() const noexcept { return &layout_; }
+
+  /// The message's storage where it starts at `at`, given up to a collective left pending on
+  /// it (ReductionClient::LeaveBuffer); a copy takes its place. Null if not (or no memory).
+  std::unique_ptr<KeptBuffer> Leave(const void* at) noexcept {
+    if (at != buffer_.data()) return nullptr;
+    try {
+      std::vector<unsigned char> copy(buffer_);
+      auto kept = std::make_unique<KeptValue<std::vector<unsigned char>>>(std::move(buffer_));
+      buffer_ = std::move(copy);
+      return kept;
+    } catch (...) {
+      return nullptr;
+    }
+  }
 
  private:
   void SetErrorRank(int rank) noexcept {

@@ -73,11 +73,16 @@ class ReductionClient {
   /// run: false while it runs (never blocks); otherwise the object launches its network
   /// phase and returns true.
   virtual bool LaunchWhenReady() { return true; }
-  /// A failed generation's collective that cannot be cancelled still writes the result
-  /// buffer (LaunchSpec::result) only: the object gives that buffer up, to be kept until the
-  /// process ends, and makes a new one at its next launch. Null where it cannot (then the
-  /// collective is waited for). Called with the core's lock held, also from Retire.
-  virtual std::unique_ptr<KeptBuffer> LeaveResult() noexcept { return nullptr; }
+  /// A failed generation's collective that cannot be cancelled may still read or write the
+  /// object's buffer that starts at `at` (the data, input or result of its launch): the
+  /// object gives that buffer's storage up, to be kept until the process ends, and holds a
+  /// copy of it in its place (or makes a new one at its next launch). Null where it has no
+  /// such buffer or cannot give it up (then the collective is waited for). Called with the
+  /// core's lock held, also from Retire.
+  virtual std::unique_ptr<KeptBuffer> LeaveBuffer(const void* at) noexcept {
+    (void)at;
+    return nullptr;
+  }
 
  protected:
   ReductionClient() = default;
@@ -208,6 +213,9 @@ class ReductionCore {
   enum class ErrorKind : std::uint8_t { none, usage, remote, mpi, watchdog };
   bool AdvanceLocked();
   bool SettleLocked() noexcept;
+  // A collective left pending: the object's buffers it uses, given up to `kept`; false
+  // where one of them is not (it is then waited for).
+  bool LeavePendingBuffers(KeptBuffers* kept) noexcept;
   void Finish();
   void SetError(ErrorKind kind, std::string text, int origin) noexcept;
   void FailWithRequestsPending(ErrorKind kind, std::string text) noexcept;
@@ -268,7 +276,7 @@ class ReductionCore {
   bool cancelled_ = false;             // a draining generation's receives were cancelled
   ReductionClient* client_ = nullptr;
   // The same object while Retire ends the network phase (no result goes to it then, but a
-  // collective left pending may take its result buffer: LeaveResult).
+  // collective left pending may take its buffers: LeaveBuffer).
   ReductionClient* owner_ = nullptr;
   std::atomic<bool> awaiting_{false};
   std::atomic<bool> polling_{false};

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -105,6 +106,14 @@ class TypedMessage {
       }
     }
     // Plain: the root's result is already in `val`.
+  }
+
+  /// The packed message's or the exact records' storage where it starts at `at`, given up
+  /// to a collective left pending on it (null if neither).
+  std::unique_ptr<KeptBuffer> LeaveBuffer(const void* at) noexcept {
+    if (auto kept = packed_.Leave(at)) return kept;
+    if constexpr (kExactCapable) return exact_.Leave(at);
+    return nullptr;
   }
 
  private:

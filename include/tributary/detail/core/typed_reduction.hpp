@@ -515,6 +515,50 @@ class TypedReduction : private ReductionClient, public DeviceContributionApi<Typ
 
 #endif
   void FinishGeneration() override { Finish(); }
+
+  // A collective left pending after a failure: the buffer at `at` is the message's (packed,
+  // exact records) or, for a value with storage of its own, `val`, the work buffer or a
+  // list's slot. A copy takes its place: the object holds what it held.
+  std::unique_ptr<KeptBuffer> LeaveBuffer(const void* at) noexcept override {
+    if (auto kept = message_.LeaveBuffer(at)) return kept;
+    if constexpr (Traits::dynamic) {
+      if (auto kept = LeaveValue(val, at)) return kept;
+      if (auto kept = LeaveValue(work_, at)) return kept;
+      for (int i = 0; i < partials_.Slots(); ++i)
+        if (auto kept = LeaveValue(partials_.ValueOf(i), at)) return kept;
+    }
+    return nullptr;
+  }
+  // A value's storage, kept. A View's goes with the process, after Kokkos::finalize: it is
+  // then left alone.
+  struct KeptStorage final : KeptBuffer {
+    explicit KeptStorage(T&& v) : value(std::move(v)) {}
+    KeptStorage(const KeptStorage&) = delete;
+    KeptStorage& operator=(const KeptStorage&) = delete;
+    ~KeptStorage() override {
+#if TRIBUTARY_HAVE_KOKKOS
+      if constexpr (LooksLikeView<T>::value)
+        if (!DeviceRuntimeAlive()) new T(std::move(value));
+#endif
+    }
+    T value;
+  };
+  static std::unique_ptr<KeptBuffer> LeaveValue(T& value, const void* at) noexcept {
+    const std::size_t n = Traits::Size(value);
+    if (n == 0 || static_cast<const void*>(Traits::Data(value)) != at) return nullptr;
+    try {
+      T copy{};
+      Traits::Resize(copy, n);
+      std::copy_n(Traits::Data(value), n, Traits::Data(copy));
+      auto kept = std::make_unique<KeptStorage>(std::move(value));
+      value = std::move(copy);
+      if (static_cast<const void*>(Traits::Data(kept->value)) == at) return kept;
+      value = std::move(kept->value);  // the elements did not move with it (stored inline)
+    } catch (...) {                    // no memory for the copy: not given up
+    }
+    return nullptr;
+  }
+
   bool LaunchWhenReady() override {
 #if TRIBUTARY_HAVE_KOKKOS
     return DeviceReady();

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -192,6 +193,9 @@ class ExactEncoding final : public WindowCodec {
   }
 
   bool RecordsOnly() const noexcept override { return true; }
+
+  /// The records' storage where it starts at `at` (PackedMessage::Leave).
+  std::unique_ptr<KeptBuffer> Leave(const void* at) noexcept { return message_.Leave(at); }
 
   Finisher Rounding() const noexcept override {
     Finisher f;
