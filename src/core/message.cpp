@@ -396,6 +396,8 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     }
     // A persistent request copies the data into host memory: not for device memory.
     args->op_kept = kept_op_ && !spec_.device_memory;
+    // Only the elements themselves (below): the other forms travel in the message's buffers.
+    args->fixed_storage = false;
   }
   if (spec_.window && spec_.window->RecordsOnly() && kind != ScheduleKind::mpi_library) {
     args->finisher = finisher_;
@@ -430,6 +432,8 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
       args->payload.op = GenericMpiOp(args->payload.commutative);
       args->op_kept = true;
     }
+  } else if (kind == ScheduleKind::mpi_library) {
+    args->fixed_storage = spec_.fixed_storage && !spec_.device_memory;
   }
   if (spec_.packed) StampAgreement(spec_.data, record_hash_);
   return spec_.data_read_only && !spec_.packed;

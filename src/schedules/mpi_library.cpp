@@ -91,31 +91,41 @@ void MpiLibrarySchedule::Start() {
   const auto& p = args_.payload;
   const int count = static_cast<int>(p.count);
   pending_ = PendingBuffers{};
+  copied_ = copy_back_ = false;
   switch (args_.collective) {
     case Collective::allreduce: {
       if (StartPersistent()) break;
-      pending_.at[0] = args_.data;
       FreePersistent();
+      void* data = args_.data;
+      if (CopyOwn(args_.data)) data = copy_.data();
+      copy_back_ = copied_;
+      pending_.at[0] = copied_ ? nullptr : data;
       const void* send = MPI_IN_PLACE;
 #if TRIBUTARY_HAVE_SMPI
       // SMPI 3.32's MPI_Iallreduce with MPI_IN_PLACE returns wrong sums from some 64 KiB
       // up (every element of a 70000-long sum was wrong at 2 ranks): send from a copy.
       MPI_Aint lb = 0, extent = 0;
       CheckMpi(MPI_Type_get_extent(p.elem_type, &lb, &extent), "MPI_Type_get_extent");
-      const auto* bytes = static_cast<const char*>(args_.data);
+      const auto* bytes = static_cast<const char*>(data);
       send_copy_.assign(bytes, bytes + static_cast<std::size_t>(extent) * p.count);
       send = send_copy_.data();
 #endif
-      CheckMpi(MPI_Iallreduce(send, args_.data, count, p.elem_type, p.op, args_.comm, &request_),
+      CheckMpi(MPI_Iallreduce(send, data, count, p.elem_type, p.op, args_.comm, &request_),
                "MPI_Iallreduce");
     } break;
     case Collective::reduce: {
       FreePersistent();
       int rank = 0;
       CheckMpi(MPI_Comm_rank(args_.comm, &rank), "MPI_Comm_rank");
-      const void* send = rank != args_.root ? args_.data : args_.input ? args_.input : MPI_IN_PLACE;
-      void* receive = rank == args_.root ? args_.data : nullptr;
-      pending_.at = {send == MPI_IN_PLACE ? nullptr : send, receive};
+      const bool root = rank == args_.root;
+      // A copy: of the data elsewhere, and of the root's contribution (its input, else its
+      // data), which the result then replaces in place.
+      void* data = args_.data;
+      if (CopyOwn(root && args_.input ? args_.input : args_.data)) data = copy_.data();
+      copy_back_ = copied_ && root;
+      const void* send = !root ? data : !copied_ && args_.input ? args_.input : MPI_IN_PLACE;
+      void* receive = root ? data : nullptr;
+      if (!copied_) pending_.at = {send == MPI_IN_PLACE ? nullptr : send, receive};
       CheckMpi(
           MPI_Ireduce(send, receive, count, p.elem_type, p.op, args_.root, args_.comm, &request_),
           "MPI_Ireduce");
@@ -157,6 +167,18 @@ bool MpiLibrarySchedule::Rearm(const ScheduleArgs& args) {
   return true;
 }
 
+bool MpiLibrarySchedule::CopyOwn(const void* from) {
+  copied_ = false;
+  if (!args_.fixed_storage) return false;
+  MPI_Aint lb = 0, extent = 0;
+  CheckMpi(MPI_Type_get_extent(args_.payload.elem_type, &lb, &extent), "MPI_Type_get_extent");
+  if (lb != 0) return false;  // not a plain block of bytes: waited for after a failure
+  const auto* bytes = static_cast<const unsigned char*>(from);
+  copy_.assign(bytes, bytes + static_cast<std::size_t>(extent) * args_.payload.count);
+  copied_ = true;
+  return true;
+}
+
 bool MpiLibrarySchedule::Progress() {
   if (!active_) return true;
   int done = 0;
@@ -164,6 +186,8 @@ bool MpiLibrarySchedule::Progress() {
   if (!done) return false;
   active_ = false;
   if (persistent_) std::memcpy(args_.data, buffer_.data(), buffer_.size());
+  // A copy that received the result: into the data (an allreduce, a reduce's root).
+  if (copy_back_ && !copy_.empty()) std::memcpy(args_.data, copy_.data(), copy_.size());
   return true;
 }
 

@@ -47,6 +47,9 @@ class MpiLibrarySchedule final : public Schedule {
   /// take one (then the caller posts MPI_Iallreduce).
   bool StartPersistent();
   void FreePersistent() noexcept;
+  /// Where args_.fixed_storage: copies the `count` elements at `from` into copy_, which the
+  /// collective then uses instead; false where it does not (a datatype with a lower bound).
+  bool CopyOwn(const void* from);
 
   ScheduleArgs args_;
   MPI_Request request_ = MPI_REQUEST_NULL;
@@ -56,6 +59,9 @@ class MpiLibrarySchedule final : public Schedule {
   Binding bound_;
   std::vector<unsigned char> buffer_;  ///< The persistent request's data (see StartPersistent).
   std::vector<char> send_copy_;        ///< Under SMPI: the input, sent from here (see Start).
+  std::vector<unsigned char> copy_;    ///< The data the collective uses (CopyOwn).
+  bool copied_ = false;                ///< The collective in flight uses copy_.
+  bool copy_back_ = false;             ///< ... and writes the result there.
 };
 
 }  // namespace tributary::detail

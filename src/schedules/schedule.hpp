@@ -85,6 +85,9 @@ struct ScheduleArgs {
   /// and not on another), and for device memory handed to the library (a persistent
   /// request's data is copied through host memory).
   bool op_kept = false;
+  /// MPI-library path: `data` or `input` cannot be given up to a collective left pending
+  /// (LaunchSpec::fixed_storage); the collective runs on a copy of its own.
+  bool fixed_storage = false;
 #endif
 };
 

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <complex>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -176,6 +178,44 @@ TEST(Values, HostKokkosView) {
   for (int i = 0; i < 5; ++i) ok = ok && v.val(i) == i;
   TRIBUTARY_EXPECT_ALL(ok);
 }
+
+// A View's storage given up to a failed MPI_Iallreduce that another rank never started
+// (docs/reductions.md, "Lifetimes"): `val` is a new View of the same length and elements,
+// the object goes at once, and the old storage, kept until the process ends, is left alone
+// once Kokkos is finalised (an error of Kokkos's at exit otherwise).
+TEST(Values, HostKokkosViewGivenUpToAFailedLibraryCollective) {
+  if (Size() < 2) GTEST_SKIP() << "needs a rank that never starts";
+  using View = Kokkos::View<double*, Kokkos::HostSpace>;
+  std::vector<std::string> reported;
+  tributary::ContextOptions options;
+  options.debug = tributary::DebugLevel::none;  // the allreduce works in val's own storage
+  options.watchdog = std::chrono::seconds(10);
+  options.on_failure = tributary::FailurePolicy::propagate;
+  options.error_handler = [&](const std::string& m) { reported.push_back(m); };
+  options.allreduce_schedule = tributary::ScheduleKind::mpi_library;
+  auto ctx = std::make_unique<tributary::Context>(options);
+  auto v = std::make_unique<tributary::AllReduce<View>>(*ctx, "view");
+  const bool starts = Rank() != Size() - 1;
+  v->val = View("v", 1000);  // 8 KB: MPI_Iallreduce, not the persistent request
+  for (int i = 0; i < 1000; ++i) v->val(i) = i;
+  const View before = v->val;
+  if (starts) v->StartReduce(tributary::Sum{});
+  tributary::testing::Barrier();
+  if (!starts) ctx->ReportFailure("injected: this rank starts nothing");
+  bool failed = !starts;
+  for (int polls = 0; starts && polls < 2; ++polls) {  // the second poll settles it
+    try {
+      Wait(*v);
+    } catch (const tributary::RemoteError&) {
+      failed = true;
+    }
+  }
+  TRIBUTARY_EXPECT_ALL(failed && !v->InFlight());
+  TRIBUTARY_EXPECT_ALL(!starts || (v->val.data() != before.data() && v->val.extent(0) == 1000));
+  v.reset();
+  ctx.reset();
+  TRIBUTARY_EXPECT_ALL(reported.empty());
+}
 #endif
 
 TEST(Values, MinLocAndMaxLocLowestIndexWinsTies) {
@@ -317,6 +357,42 @@ TEST(Values, ReduceLeavesOtherRanksUnchanged) {
       TRIBUTARY_EXPECT_ALL((r.val == std::vector<int>{Size() * (Size() - 1) / 2, Size()}));
     else
       TRIBUTARY_EXPECT_ALL((r.val == std::vector<int>{Rank(), 1}));
+  }
+}
+
+// Values the object cannot give up to a failed collective (stored inline, a reduce's
+// separate input) run on a copy of the MPI library's schedule above 4 KiB: the results
+// are the same, at every root, and the input and the other ranks' values stay unchanged.
+TEST(Values, InlineValuesAndInputsOnTheLibrarysCopy) {
+  tributary::ContextOptions options;
+  options.allreduce_schedule = tributary::ScheduleKind::mpi_library;
+  options.reduce_schedule = tributary::ScheduleKind::mpi_library;
+  options.communicator_pool = 2;  // a lane for each object
+  tributary::Context ctx(options);
+  using Fixed = std::array<double, 700>;  // 5600 B
+  const int p = Size();
+  tributary::AllReduce<Fixed> a(ctx, "inline");
+  tributary::Reduce<Fixed> r(ctx, "inline to a root");
+  for (int generation = 0; generation < 3; ++generation) {
+    for (std::size_t i = 0; i < a.val.size(); ++i) a.val[i] = i + Rank() + generation;
+    a.StartReduce(tributary::Sum{});
+    Wait(a);
+    bool ok = p == 1 || a.ScheduleUsed() == tributary::ScheduleKind::mpi_library;
+    for (std::size_t i = 0; i < a.val.size(); ++i)
+      ok = ok && a.val[i] == double(i * p) + p * (p - 1) / 2.0 + double(generation * p);
+    TRIBUTARY_EXPECT_ALL(ok);
+  }
+  for (int root = 0; root < p; ++root) {
+    Fixed input;
+    for (std::size_t i = 0; i < input.size(); ++i) input[i] = 2.0 * i + Rank();
+    const Fixed kept = input;
+    r.val.fill(-1.0);
+    r.StartReduce(root, tributary::Sum{}, input);
+    Wait(r);
+    bool ok = input == kept && (p == 1 || r.ScheduleUsed() == tributary::ScheduleKind::mpi_library);
+    for (std::size_t i = 0; i < r.val.size(); ++i)
+      ok = ok && r.val[i] == (Rank() == root ? 2.0 * i * p + p * (p - 1) / 2.0 : -1.0);
+    TRIBUTARY_EXPECT_ALL(ok);
   }
 }
 

@@ -232,6 +232,11 @@ struct LaunchSpec {
   /// (ContextOptions::device_aware_mpi): the library's schedule, whatever the options or
   /// the tree say, since Tributary's own schedules combine on the host.
   bool device_memory = false;
+  /// `data` or `input` is memory the object cannot give up to a collective left pending
+  /// after a failure (ReductionClient::LeaveBuffer): inside the object (a value stored
+  /// inline) or the caller's (a reduce's separate input). The MPI library's schedule then
+  /// works on a copy above its persistent request's size.
+  bool fixed_storage = false;
   /// A packed message carries PackedHeader first (set when the layout is packed).
   const PackedLayout* packed = nullptr;
   /// Exact sums (Determinism::rank_count_independent): the encoding that writes the

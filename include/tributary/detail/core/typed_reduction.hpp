@@ -227,7 +227,7 @@ class TypedReduction : private ReductionClient, public DeviceContributionApi<Typ
     if (!input) {
       LaunchFrom(val, std::string(), NotRoot());
     } else if (NotRoot()) {
-      LaunchFrom(const_cast<T&>(*input), std::string(), true);
+      LaunchFrom(const_cast<T&>(*input), std::string(), true, nullptr, true);
     } else {
       LaunchFrom(val, std::string(), false, input);
     }
@@ -436,20 +436,24 @@ class TypedReduction : private ReductionClient, public DeviceContributionApi<Typ
   }
 
   // Launches the network phase on `source`; with `input` (a reduce's root) the contribution
-  // is read from there and `source` (val) receives the result.
+  // is read from there and `source` (val) receives the result. `callers`: `source` is the
+  // caller's memory (a reduce's separate input), which the object cannot give up.
   void LaunchFrom(T& source, const std::string& combine_error = std::string(),
-                  bool read_only = false, const T* input = nullptr) {
+                  bool read_only = false, const T* input = nullptr, bool callers = false) {
     Context& ctx = *core_->Ctx();
     const std::size_t count = Traits::Size(InputOr(source, input));
     if constexpr (Traits::dynamic)
       if (input) Traits::Resize(source, count);
     LaunchSpec spec = SpecOf(count);
-    if (op_->direct && combine_error.empty())
+    if (op_->direct && combine_error.empty()) {
       message_.SetPlain(&spec, Traits::Data(source), input ? Traits::Data(*input) : nullptr, count,
                         read_only, *op_);
-    else
+      // Only a value with storage of its own can be given up (LeaveBuffer).
+      spec.fixed_storage = !Traits::dynamic || input || callers;
+    } else {
       message_.SetPacked(&spec, Traits::Data(InputOr(source, input)), count, ctx.Rank(), *op_,
                          combine_error);
+    }
     core_->Launch(spec);
   }
 
