@@ -599,14 +599,7 @@ void Message::LeavePackedType() noexcept {
 }
 
 std::unique_ptr<KeptBuffer> Message::LeaveBuffer(const void* at) noexcept {
-  if (wire_.empty() || at != wire_.data()) return nullptr;
-  try {
-    auto kept = std::make_unique<KeptValue<std::vector<unsigned char>>>(std::move(wire_));
-    wire_.clear();
-    return kept;
-  } catch (...) {  // no memory to keep it: not given up
-    return nullptr;
-  }
+  return LeaveBytes(wire_, at);
 }
 
 bool Message::FreeMpiObjects() noexcept {

@@ -71,14 +71,7 @@ class Abandoned {
 }  // namespace
 
 std::unique_ptr<KeptBuffer> ScheduleRun::LeaveStaging(const void* at) noexcept {
-  if (staging_.empty() || at != staging_.data()) return nullptr;
-  try {
-    auto kept = std::make_unique<KeptValue<std::vector<unsigned char>>>(std::move(staging_));
-    staging_.clear();
-    return kept;
-  } catch (...) {  // no memory to keep it: not given up
-    return nullptr;
-  }
+  return LeaveBytes(staging_, at);
 }
 
 bool ScheduleRun::Abandon(KeptBuffers kept, bool whole) noexcept {

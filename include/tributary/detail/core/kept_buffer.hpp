@@ -35,4 +35,18 @@ class KeptValue final : public KeptBuffer {
 
 using KeptBuffers = std::vector<std::unique_ptr<KeptBuffer>>;
 
+/// The storage of `bytes` where it starts at `at`, moved to be kept (`bytes` is left empty);
+/// null where it does not, or where there is no memory to keep it.
+inline std::unique_ptr<KeptBuffer> LeaveBytes(std::vector<unsigned char>& bytes,
+                                              const void* at) noexcept {
+  if (bytes.empty() || at != bytes.data()) return nullptr;
+  try {
+    auto kept = std::make_unique<KeptValue<std::vector<unsigned char>>>(std::move(bytes));
+    bytes.clear();
+    return kept;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
 }  // namespace tributary::detail
