@@ -76,6 +76,7 @@ std::unique_ptr<KeptBuffer> ScheduleRun::LeaveStaging(const void* at) noexcept {
 
 bool ScheduleRun::Abandon(KeptBuffers kept, bool whole) noexcept {
   if (!active_) return true;
+  if (!whole && kept.empty()) return false;  // nothing given up (the caller polls again)
   std::unique_ptr<Schedule> none;
   std::unique_ptr<Schedule>& schedule = whole ? schedule_ : none;
   try {
