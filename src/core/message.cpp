@@ -131,24 +131,8 @@ void Message::Choose() {
 
 std::string Message::Where() const { return GenerationWhere(object_, env_.generation, env_.rank); }
 
-bool Message::Speculates() const noexcept {
-  return length_known_ && spec_.check_length && spec_.length_in_header && !spec_.packed &&
-         !spec_.window && !spec_.device_memory && spec_.collective == Collective::allreduce;
-}
-
 ScheduleRequest Message::Request() const noexcept {
   return speculating_ ? agreed_request_ : OwnRequest();
-}
-
-ScheduleRequest Message::OwnRequest() const noexcept {
-  ScheduleRequest r;
-  r.collective = spec_.collective;
-  r.bytes = spec_.packed ? spec_.packed->bytes : spec_.payload.count * spec_.payload.elem_size;
-  r.builtin_op = spec_.builtin_op;
-  r.commutative = spec_.payload.commutative;
-  r.determinism = spec_.determinism;
-  r.device_memory = spec_.device_memory;
-  return r;
 }
 
 void Message::RunAlone() {
@@ -429,7 +413,7 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     // combine directly (this keeps a registry lock and an attribute write off their starts).
     if (kind == ScheduleKind::mpi_library) {
       args->payload.elem_type = PackedType(spec_.packed);
-      args->payload.op = GenericMpiOp(args->payload.commutative);
+      args->payload.op = GenericOp(args->payload.commutative);
       args->op_kept = true;
     }
   } else if (kind == ScheduleKind::mpi_library) {
@@ -492,7 +476,7 @@ void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
   args->payload.commutative = agreed_request_.commutative;
   if (kind == ScheduleKind::mpi_library) {
     args->payload.elem_type = PackedType(&wire_layout_);
-    args->payload.op = GenericMpiOp(args->payload.commutative);
+    args->payload.op = GenericOp(args->payload.commutative);
     args->op_kept = true;
   }
 }
@@ -566,7 +550,7 @@ MPI_Datatype Message::PackedType(const PackedLayout* layout) {
   if (packed_type_ == MPI_DATATYPE_NULL || packed_type_bytes_ != layout->bytes) {
     // A persistent request made on the old type goes first (on every rank: the size is).
     if (env_.run) env_.run->DropKept(true);
-    if (packed_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&packed_type_);
+    if (packed_type_ != MPI_DATATYPE_NULL) FreePackedType(&packed_type_);
     packed_type_layout_ = nullptr;
     CheckMpi(MPI_Type_contiguous(static_cast<int>(layout->bytes), MPI_BYTE, &packed_type_),
              "MPI_Type_contiguous");
@@ -574,12 +558,16 @@ MPI_Datatype Message::PackedType(const PackedLayout* layout) {
     packed_type_bytes_ = layout->bytes;
   }
   if (packed_type_layout_ != layout) {  // the attribute names the layout the op combines by
-    CheckMpi(
-        MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), const_cast<PackedLayout*>(layout)),
-        "MPI_Type_set_attr");
+    SetPackedLayout(packed_type_, layout);
     packed_type_layout_ = layout;
   }
   return packed_type_;
+}
+
+MPI_Op Message::GenericOp(bool commutative) {
+  MPI_Op& op = generic_ops_[commutative ? 1 : 0];
+  if (op == MPI_OP_NULL) op = GenericMpiOp(commutative);  // process-wide, freed at finalize
+  return op;
 }
 
 void Message::LeavePackedType() noexcept {
@@ -589,11 +577,11 @@ void Message::LeavePackedType() noexcept {
   // type goes with that request; the next generation makes a new one.
   if (packed_type_layout_) {
     try {
-      MPI_Type_set_attr(packed_type_, PackedLayoutKeyval(), nullptr);
+      SetPackedLayout(packed_type_, nullptr);
     } catch (...) {  // the key exists already (the attribute was set): not reached
     }
   }
-  MPI_Type_free(&packed_type_);
+  FreePackedType(&packed_type_);
   packed_type_bytes_ = 0;
   packed_type_layout_ = nullptr;
 }
@@ -607,7 +595,7 @@ bool Message::FreeMpiObjects() noexcept {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return false;
-  MPI_Type_free(&packed_type_);
+  FreePackedType(&packed_type_);
   return true;
 }
 #endif

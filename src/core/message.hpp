@@ -142,6 +142,7 @@ class Message {
   std::string Disagreement(const std::string& what) const;
   bool SpeculationMissed() const;
   MPI_Datatype PackedType(const PackedLayout* layout);
+  MPI_Op GenericOp(bool commutative);
   ScheduleArgs Base() const;
   // The length speculation (see the top of this file).
   void FillSpeculation(ScheduleKind kind, ScheduleArgs* args);
@@ -149,8 +150,21 @@ class Message {
   void StartBeside();
   void ChooseOwn();
 #endif
-  bool Speculates() const noexcept;
-  ScheduleRequest OwnRequest() const noexcept;
+  // In the class: both run at every launch of a speculating generation.
+  bool Speculates() const noexcept {
+    return length_known_ && spec_.check_length && spec_.length_in_header && !spec_.packed &&
+           !spec_.window && !spec_.device_memory && spec_.collective == Collective::allreduce;
+  }
+  ScheduleRequest OwnRequest() const noexcept {
+    ScheduleRequest r;
+    r.collective = spec_.collective;
+    r.bytes = spec_.packed ? spec_.packed->bytes : spec_.payload.count * spec_.payload.elem_size;
+    r.builtin_op = spec_.builtin_op;
+    r.commutative = spec_.payload.commutative;
+    r.determinism = spec_.determinism;
+    r.device_memory = spec_.device_memory;
+    return r;
+  }
   void UsePacked(const PackedRecords& packed) noexcept {
     spec_.data = packed.data;
     finisher_.out = packed.rounded;
@@ -215,7 +229,8 @@ class Message {
   std::uint64_t hashed_ = 0;  // RecordHash(hashed_record_), 0: none yet
   MPI_Datatype packed_type_ = MPI_DATATYPE_NULL;
   std::size_t packed_type_bytes_ = 0;
-  const PackedLayout* packed_type_layout_ = nullptr;  // the layout its attribute names
+  const PackedLayout* packed_type_layout_ = nullptr;    // the layout its attribute names
+  MPI_Op generic_ops_[2] = {MPI_OP_NULL, MPI_OP_NULL};  // GenericMpiOp, not commutative / so
 #endif
 };
 

@@ -11,10 +11,14 @@
 
 namespace tributary::detail {
 
+struct PackedLayout;
+
 /// The generic MPI_Op for packed messages (commutative or not).
 MPI_Op GenericMpiOp(bool commutative);
-/// The attribute key under which a packed datatype carries its PackedLayout.
-int PackedLayoutKeyval();
+/// Names `layout` (null: none) as the layout the generic op combines `type` by.
+void SetPackedLayout(MPI_Datatype type, const PackedLayout* layout);
+/// Frees a packed datatype (its attribute goes with it).
+void FreePackedType(MPI_Datatype* type) noexcept;
 
 }  // namespace tributary::detail
 #endif
