@@ -44,6 +44,12 @@ bool MovesWhole(ScheduleKind kind, std::size_t bytes) noexcept {
   }
 }
 
+// Whether `kind` tells a length speculation's miss by its messages' sizes (ScheduleArgs::
+// missed) instead of a header, so that the elements travel in place.
+bool TellsBySize(ScheduleKind kind, const ScheduleParams& params) noexcept {
+  return kind == ScheduleKind::recursive_doubling && !params.node_aware;
+}
+
 // True when a completed packed message says that the ranks' records differ.
 bool PackedDisagreed(const void* data) noexcept {
   PackedHeader h;
@@ -178,8 +184,16 @@ Message::Next Message::Start(bool chosen) {
     record_hash_ = hashed_;
     if (chosen) schedule_code_ = decision_code_;  // the code of run_kind_ and run_params_
   }
+  short_signal_ = false;
   if (speculating_) {  // the pre-round ran for an earlier generation
-    if (beside_) StartBeside();
+    if (beside_) {
+      StartBeside();
+    } else if (SignalsShort()) {
+      // No header carries the record: a rank whose record is not the one agreed on does not
+      // fit either (where every rank's changed alike, the pre-round then agrees on it).
+      short_signal_ = true;
+      stand_in_ = stand_in_ || record_hash_ != agreed_hash_;
+    }
     return Next::schedule;
   }
   const WindowNeeds* guess = spec_.window ? spec_.window->Guess() : nullptr;
@@ -210,6 +224,27 @@ Message::Next Message::Start(bool chosen) {
     return Next::wait;
   }
   return Next::schedule;
+}
+
+bool Message::CheckPredefined() {
+  // Whether an operator and a datatype are predefined is a property of their handles'
+  // values (a user's MpiType specialisation may return a datatype of its own).
+  kept_op_checked_ = spec_.payload.op;
+  kept_type_checked_ = spec_.payload.elem_type;
+  int integers = 0, addresses = 0, types = 0, combiner = MPI_COMBINER_NAMED;
+  if (spec_.payload.elem_type != MPI_DATATYPE_NULL)
+    CheckMpi(
+        MPI_Type_get_envelope(spec_.payload.elem_type, &integers, &addresses, &types, &combiner),
+        "MPI_Type_get_envelope");
+  kept_op_ = PredefinedOpName(spec_.payload.op) != nullptr && combiner == MPI_COMBINER_NAMED;
+  return kept_op_;
+}
+
+// Recursive doubling keeps the data apart by combining the first time as mine ∘ partner's
+// on both partners (RecursiveDoublingSchedule::CombineIncoming): only for a predefined
+// operator on predefined elements, which gives identical bits either way round.
+bool Message::SignalsShort() {
+  return agreed_length_ > 0 && TellsBySize(kind_, params_) && Predefined();
 }
 
 ScheduleArgs Message::Base() const {
@@ -335,6 +370,7 @@ Message::Next Message::Poll(bool draining) {
         agreed_length_ = spec_.length;
         agreed_request_ = OwnRequest();
         agreed_whole_ = MovesWhole(kind_, agreed_request_.bytes);
+        agreed_hash_ = record_hash_;
       }
       if (after_beside_) {  // the schedule beside it has completed
         after_beside_ = false;
@@ -366,20 +402,8 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
   args->result = spec_.result;
   args->payload = spec_.payload;
   if (kind == ScheduleKind::mpi_library) {
-    // Whether an operator and a datatype are predefined is a property of their handles'
-    // values (a user's MpiType specialisation may return a datatype of its own).
-    if (spec_.payload.op != kept_op_checked_ || spec_.payload.elem_type != kept_type_checked_) {
-      kept_op_checked_ = spec_.payload.op;
-      kept_type_checked_ = spec_.payload.elem_type;
-      int integers = 0, addresses = 0, types = 0, combiner = MPI_COMBINER_NAMED;
-      if (spec_.payload.elem_type != MPI_DATATYPE_NULL)
-        CheckMpi(MPI_Type_get_envelope(spec_.payload.elem_type, &integers, &addresses, &types,
-                                       &combiner),
-                 "MPI_Type_get_envelope");
-      kept_op_ = PredefinedOpName(spec_.payload.op) != nullptr && combiner == MPI_COMBINER_NAMED;
-    }
     // A persistent request copies the data into host memory: not for device memory.
-    args->op_kept = kept_op_ && !spec_.device_memory;
+    args->op_kept = Predefined() && !spec_.device_memory;
     // Only the elements themselves (below): the other forms travel in the message's buffers.
     args->fixed_storage = false;
   }
@@ -393,6 +417,14 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     args->payload.elem_size = records.elem_size;
     args->payload.combine = records.combine;
     args->payload.combine_state = records.state;
+  } else if (speculating_ && !beside_ && short_signal_) {
+    // The elements in place, the length told by the messages' sizes (ScheduleArgs::missed).
+    short_missed_ = stand_in_;
+    args->missed = &short_missed_;
+    args->payload.count = agreed_length_;
+    args->payload.commutative = agreed_request_.commutative;
+    if (stand_in_) args->input = nullptr;  // not read: it sends nothing
+    return spec_.data_read_only;
   } else if (speculating_ && !beside_) {
     FillSpeculation(kind, args);
     return false;
@@ -487,11 +519,11 @@ void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
 // failed or not, so that none waits for another); the elements are untouched.
 Message::Next Message::SpeculationCompleted() {
   speculating_ = false;
-  const bool missed = stand_in_ || PackedDisagreed(wire_.data());
+  const bool missed = stand_in_ || (short_signal_ ? short_missed_ : PackedDisagreed(wire_.data()));
   stand_in_ = false;
   if (!missed) {
     const std::size_t body = agreed_length_ * spec_.payload.elem_size;
-    if (body) std::memcpy(spec_.data, wire_.data() + sizeof(PackedHeader), body);
+    if (body && !short_signal_) std::memcpy(spec_.data, wire_.data() + sizeof(PackedHeader), body);
     return Next::finished;
   }
   length_known_ = false;

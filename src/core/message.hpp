@@ -18,6 +18,12 @@
 // record, to every rank; then all of them run the pre-round on what they really hold and
 // either fail (naming the difference) or run the schedule again, on the elements in place.
 // Messages of equal length on one schedule on every rank: no truncation, no hang.
+// Recursive doubling with a predefined operator on predefined elements needs no header
+// (SignalsShort): the elements travel in place, a rank that does not fit (its length,
+// request or record differs from the agreed ones) sends empty messages, and a rank that
+// receives fewer bytes than it posted does so from then on (ScheduleArgs::missed), so that
+// every rank learns it; the schedule writes the result into the elements only once it
+// stands.
 #pragma once
 
 #include <cstddef>
@@ -142,6 +148,17 @@ class Message {
   std::string Disagreement(const std::string& what) const;
   bool SpeculationMissed() const;
   MPI_Datatype PackedType(const PackedLayout* layout);
+  // The operator and the element type are MPI's predefined ones (cached by their handles;
+  // CheckPredefined looks).
+  bool Predefined() {
+    if (spec_.payload.op == kept_op_checked_ && spec_.payload.elem_type == kept_type_checked_)
+      return kept_op_;
+    return CheckPredefined();
+  }
+  bool CheckPredefined();
+  // The speculation runs on the elements in place, its miss told by the messages' sizes
+  // (an empty message from a rank that does not fit; ScheduleArgs::missed).
+  bool SignalsShort();
   MPI_Op GenericOp(bool commutative);
   ScheduleArgs Base() const;
   // The length speculation (see the top of this file).
@@ -190,8 +207,9 @@ class Message {
   bool speculative_ = false;           // the records run in a window agreed before
   bool finished_by_schedule_ = false;  // the schedule rounded the records
 #if TRIBUTARY_HAVE_MPI
-  // The last plain operator and datatype looked at (FillArgs), and whether both are
-  // predefined: a persistent request of the library's may be bound to them.
+  // The last plain operator and datatype looked at (Predefined), and whether both are
+  // predefined: a persistent request of the library's may be bound to them, and recursive
+  // doubling may combine them either way round (SignalsShort).
   MPI_Op kept_op_checked_ = MPI_OP_NULL;
   MPI_Datatype kept_type_checked_ = MPI_DATATYPE_NULL;
   bool kept_op_ = false;
@@ -201,13 +219,16 @@ class Message {
   bool length_known_ = false;
   std::uint64_t agreed_length_ = 0;
   ScheduleRequest agreed_request_;
-  bool agreed_whole_ = false;    // the agreed schedule moves the message whole: a header
-  bool speculating_ = false;     // this generation runs on the agreed length, no pre-round
-  bool beside_ = false;          // with the pre-round beside the schedule, not a header
-  bool stand_in_ = false;        // and sends the stand-in (its value differs from the agreed)
-  bool rechoose_ = false;        // the speculation missed: the schedule is chosen again
-  bool beside_running_ = false;  // the pre-round beside the schedule has not completed
-  bool after_beside_ = false;    // Poll decides on a schedule that has completed
+  bool agreed_whole_ = false;      // the agreed schedule moves the message whole: a header
+  bool speculating_ = false;       // this generation runs on the agreed length, no pre-round
+  bool beside_ = false;            // with the pre-round beside the schedule, not a header
+  bool stand_in_ = false;          // and sends the stand-in (its value differs from the agreed)
+  bool rechoose_ = false;          // the speculation missed: the schedule is chosen again
+  bool beside_running_ = false;    // the pre-round beside the schedule has not completed
+  bool after_beside_ = false;      // Poll decides on a schedule that has completed
+  bool short_signal_ = false;      // the messages' sizes tell a miss (SignalsShort)
+  bool short_missed_ = false;      // a rank did not fit (written by the schedule too)
+  std::uint64_t agreed_hash_ = 0;  // the record the ranks agreed on with the length
 #if TRIBUTARY_HAVE_MPI
   std::vector<unsigned char> wire_;  // the header and the elements (or the stand-in)
   PackedLayout wire_layout_;         // one segment of the elements; none for a stand-in

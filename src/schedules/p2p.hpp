@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "schedules/schedule.hpp"
@@ -55,8 +56,17 @@ class P2PSchedule : public Schedule {
     if (hand_over) PostSend(buf, bytes, dest, tag_offset);
     return hand_over;
   }
-  /// True when every request in requests_ has completed (tests them; never waits).
+  /// True when every request in requests_ has completed (tests them; never waits). With the
+  /// short-message signal (ScheduleArgs::missed) it also compares the receives' sizes.
   bool RequestsDone();
+  /// Forgets the requests of a completed round (a new generation's start).
+  void ResetRequests() noexcept {
+    requests_.clear();
+    sized_.clear();
+  }
+  /// The short-message signal is on and says that a rank did not fit: send nothing, combine
+  /// nothing (ScheduleArgs::missed).
+  bool Silenced() const noexcept { return args_.missed && *args_.missed; }
   /// Tests one request; true when it is complete (or null).
   static bool Done(MPI_Request* request);
   /// Makes sure the scratch buffer holds at least `bytes`; returns it.
@@ -85,7 +95,13 @@ class P2PSchedule : public Schedule {
     MPI_Request* requests;
     std::size_t n;
   };
+  bool SizedRequestsDone();
+
   std::vector<Tracked> tracked_;
+  // The short-message signal: the receives in requests_ (index, bytes posted) and the
+  // statuses their sizes are read from.
+  std::vector<std::pair<std::size_t, std::size_t>> sized_;
+  std::vector<MPI_Status> statuses_;
 };
 
 }  // namespace tributary::detail

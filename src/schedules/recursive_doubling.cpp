@@ -30,8 +30,37 @@ void RecursiveDoublingSchedule::PostExchange() {
     return;
   }
   const std::size_t bytes = Bytes(args_.payload.count);
-  PostRecv(Scratch(bytes), bytes, partner_, 1);
-  PostSend(Data(), bytes, partner_, 1);
+  PostRecv(Incoming(bytes), bytes, partner_, 1);
+  PostSend(Mine(), bytes, partner_, 1);
+}
+
+// Where the partner's elements arrive: the scratch buffer, or with the data kept apart the
+// one of the two that does not hold this rank's running value.
+unsigned char* RecursiveDoublingSchedule::Incoming(std::size_t bytes) {
+  if (!apart_) return Scratch(bytes);
+  return acc_ == spare_[0] ? spare_[1] : spare_[0];
+}
+
+// The data kept apart: the running value becomes lower ∘ higher of it and `received`,
+// written where the data is not. The first combine (the running value is still the data)
+// writes into `received` as mine ∘ partner's: the operators this runs for (predefined MPI
+// operators on predefined elements; Message::SignalsShort) give identical bits either way
+// round.
+void RecursiveDoublingSchedule::CombineIncoming(const unsigned char* received, bool partner_lower) {
+  const std::size_t count = args_.payload.count;
+  auto* in = const_cast<unsigned char*>(received);
+  if (partner_lower && acc_ != Data()) {
+    Combine(in, acc_, count);  // acc = partner ∘ acc
+  } else {
+    Combine(acc_, in, count);  // received = acc ∘ partner
+    acc_ = in;
+  }
+}
+
+// The data kept apart: the result reaches it once no rank has said it did not fit.
+void RecursiveDoublingSchedule::Settle() {
+  if (apart_ && !Silenced() && acc_ != Data() && Bytes(args_.payload.count))
+    std::memcpy(Data(), acc_, Bytes(args_.payload.count));
 }
 
 void RecursiveDoublingSchedule::Start() {
@@ -41,7 +70,14 @@ void RecursiveDoublingSchedule::Start() {
   while (pof2_ * 2 <= size_) pof2_ *= 2;
   rem_ = size_ - pof2_;
   mask_ = 1;
-  requests_.clear();
+  ResetRequests();
+  apart_ = args_.missed != nullptr && !gather;
+  if (apart_) {
+    unsigned char* spare = Scratch(2 * bytes);
+    spare_[0] = spare;
+    spare_[1] = spare + bytes;
+    acc_ = Data();
+  }
   if (gather && bytes)
     std::memcpy(Result() + bytes * static_cast<std::size_t>(rank_), Data(), bytes);
   if (size_ == 1) {
@@ -55,7 +91,7 @@ void RecursiveDoublingSchedule::Start() {
       PostSend(mine, bytes, rank_ + 1, 0);
       newrank_ = -1;
     } else {
-      PostRecv(gather ? mine - bytes : Scratch(bytes), bytes, rank_ - 1, 0);
+      PostRecv(gather ? mine - bytes : Incoming(bytes), bytes, rank_ - 1, 0);
       newrank_ = rank_ / 2;
     }
   } else {
@@ -79,18 +115,23 @@ bool RecursiveDoublingSchedule::Progress() {
           PostRecv(all, bytes, rank_ + 1, 2);
           step_ = Step::fold_out;
         } else {
-          if (!gather) Combine(scratch_.data(), Data(), count);  // data = lower ∘ data
+          if (apart_)
+            CombineIncoming(Incoming(bytes), true);
+          else if (!gather)
+            Combine(scratch_.data(), Data(), count);  // data = lower ∘ data
           if (pof2_ > 1) {
             step_ = Step::exchange;
             PostExchange();
           } else {
-            PostSend(all, bytes, rank_ - 1, 2);
+            PostSend(apart_ ? Mine() : all, bytes, rank_ - 1, 2);
             step_ = Step::fold_out;
           }
         }
         continue;
       case Step::exchange:
-        if (!gather) {
+        if (apart_) {
+          CombineIncoming(Incoming(bytes), partner_ < rank_);
+        } else if (!gather) {
           if (partner_ < rank_) {
             Combine(scratch_.data(), Data(), count);  // data = partner ∘ data
           } else {
@@ -102,11 +143,14 @@ bool RecursiveDoublingSchedule::Progress() {
         if (mask_ < pof2_) {
           PostExchange();
         } else {  // an odd rank hands the result to the even rank folded into it
-          step_ =
-              HandOver(rank_ < 2 * rem_, all, bytes, rank_ - 1, 2) ? Step::fold_out : Step::done;
+          step_ = HandOver(rank_ < 2 * rem_, apart_ ? Mine() : all, bytes, rank_ - 1, 2)
+                      ? Step::fold_out
+                      : Step::done;
+          if (step_ == Step::done) Settle();
         }
         continue;
       case Step::fold_out:
+        Settle();
         step_ = Step::done;
         continue;
       case Step::done:

@@ -22,7 +22,17 @@ class RecursiveDoublingSchedule final : public P2PSchedule {
   int ToRank(int newrank) const { return newrank < rem_ ? 2 * newrank + 1 : newrank + rem_; }
   int FirstRank(int newrank) const { return newrank < rem_ ? 2 * newrank : newrank + rem_; }
   unsigned char* Result() const { return static_cast<unsigned char*>(args_.result); }
+  // With the short-message signal (ScheduleArgs::missed) the data stays untouched until the
+  // result is known to stand: this rank's running value (acc_) moves between two scratch
+  // buffers, and reaches the data at the end (Settle).
+  unsigned char* Mine() const { return apart_ ? acc_ : Data(); }
+  unsigned char* Incoming(std::size_t bytes);
+  void CombineIncoming(const unsigned char* received, bool partner_lower);
+  void Settle();
   Step step_ = Step::done;
+  bool apart_ = false;
+  unsigned char* acc_ = nullptr;
+  unsigned char* spare_[2] = {nullptr, nullptr};
   int pof2_ = 1, rem_ = 0, newrank_ = -1, mask_ = 1, partner_ = -1;
 };
 

@@ -88,6 +88,13 @@ struct ScheduleArgs {
   /// MPI-library path: `data` or `input` cannot be given up to a collective left pending
   /// (LaunchSpec::fixed_storage); the collective runs on a copy of its own.
   bool fixed_storage = false;
+  /// Recursive doubling, an allreduce's length speculation on the elements in place (the
+  /// length is compared by the messages' sizes instead of a header): while *missed is true
+  /// this rank sends empty messages and combines nothing, and a receive of fewer bytes than
+  /// it posted sets it, so that every rank learns that one did not fit the agreed length.
+  /// The owner sets *missed before the start (true: this rank's value does not fit). Null:
+  /// no such signal.
+  bool* missed = nullptr;
 #endif
 };
 

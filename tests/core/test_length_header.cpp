@@ -1,10 +1,11 @@
-// The length check of DebugLevel::basic on the packed message's header (src/message.hpp,
+// The length check of DebugLevel::basic after the first generation (src/core/message.hpp,
 // "the length speculation"): after a generation whose pre-round agreed, the next ones run
 // without it on the agreed length, and still fail on every rank where one rank's length,
 // operator or element count changed, with the same messages as the pre-round gives; where
-// every rank changed its length alike, the generation completes on the new length. On
-// Tributary's own schedules and on the MPI library's, and on one that splits the message
-// (the length round then runs beside it); a reduce keeps the length round.
+// every rank changed its length or operator alike, the generation completes on the new one.
+// On recursive doubling (the length told by the messages' sizes), on a k-nomial tree and
+// the MPI library's schedule (a header), and on one that splits the message (the length
+// round then runs beside it); a reduce keeps the length round.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -105,6 +106,46 @@ TEST_P(LengthHeader, OneRanksLengthChangesAfterAgreeing) {
   ExpectSums(v, 4);
 }
 
+// Whichever rank's length changes (a leaf of the fold-in, a partner in the exchanges, the
+// last rank), every rank fails and keeps its value as it was.
+TEST_P(LengthHeader, AnyOneRankThatDoesNotFitLeavesEveryValueAsItWas) {
+  tributary::Context ctx(Basic());
+  tributary::AllReduce<std::vector<double>> v(ctx, "field");
+  for (int odd = 0; odd < Size(); ++odd) {
+    ExpectSums(v, 5);
+    ExpectSums(v, 5);
+    v.val.assign(Rank() == odd ? 4 : 5, Rank() + 1.0);
+    v.StartReduce(tributary::Sum{});
+    const std::string msg = Outcome([&] { return v.CheckReduce(); });
+    bool kept = v.val.size() == (Rank() == odd ? 4u : 5u);
+    for (double x : v.val) kept = kept && Untouched(x, Rank() + 1.0);
+    if (Size() > 1)
+      TRIBUTARY_EXPECT_ALL(Contains(msg, "lengths differ across ranks") &&
+                           Contains(msg, "between 4 and 5") && kept);
+    else
+      TRIBUTARY_EXPECT_ALL(msg.empty());
+  }
+  ExpectSums(v, 5);
+}
+
+// Every rank changes the operator alike after agreeing: the generation completes with it.
+TEST_P(LengthHeader, OperatorsThatChangeAlikeGoOn) {
+  tributary::Context ctx(Basic());
+  tributary::AllReduce<std::vector<double>> v(ctx, "extent");
+  ExpectSums(v, 6);
+  ExpectSums(v, 6);
+  for (int k = 0; k < 2; ++k) {
+    v.val.assign(6, Rank() + 1.0);
+    v.StartReduce(tributary::Max{});
+    const std::string msg = Outcome([&] { return v.CheckReduce(); });
+    bool ok = msg.empty() && v.val.size() == 6;
+    for (double x : v.val) ok = ok && x == Size();
+    TRIBUTARY_EXPECT_ALL(ok);
+    if (!ok) ADD_FAILURE() << msg;
+  }
+  ExpectSums(v, 6);
+}
+
 TEST_P(LengthHeader, OperatorsDifferAfterAgreeing) {
   tributary::Context ctx(Basic());
   tributary::AllReduce<std::vector<double>> v(ctx, "profile");
@@ -186,12 +227,15 @@ TEST_P(LengthHeader, ReduceToTheRoot) {
 std::string KindName(const ::testing::TestParamInfo<ScheduleKind>& param) {
   return param.param == ScheduleKind::mpi_library    ? "MpiLibrary"
          : param.param == ScheduleKind::rabenseifner ? "Splitting"
-                                                     : "Own";
+         : param.param == ScheduleKind::knomial      ? "OwnHeader"
+                                                     : "OwnBySize";
 }
 
-// Rabenseifner splits the message into pieces: the length round runs beside it.
+// Recursive doubling tells the length by its messages' sizes, the k-nomial tree and the MPI
+// library by a header; Rabenseifner splits the message into pieces: the length round runs
+// beside it.
 INSTANTIATE_TEST_SUITE_P(Schedules, LengthHeader,
-                         ::testing::Values(ScheduleKind::recursive_doubling,
+                         ::testing::Values(ScheduleKind::recursive_doubling, ScheduleKind::knomial,
                                            ScheduleKind::mpi_library, ScheduleKind::rabenseifner),
                          KindName);
 
