@@ -26,6 +26,16 @@ Runner::Runner(MPI_Comm comm, std::string benchmark, std::string baseline, Optio
   }
 }
 
+double PairedRatio(const Result& a, const Result& b) {
+  std::vector<double> ratios;
+  for (std::size_t k = 0; k < a.repetitions_s.size() && k < b.repetitions_s.size(); ++k)
+    if (b.repetitions_s[k] > 0) ratios.push_back(a.repetitions_s[k] / b.repetitions_s[k]);
+  if (ratios.empty()) return 0.0;
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t n = ratios.size();
+  return n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+}
+
 void Runner::Add(std::string variant, std::function<void()> body, std::function<bool()> check) {
   variants_.push_back(Variant{std::move(variant), std::move(body), std::move(check)});
 }
@@ -89,6 +99,7 @@ void Runner::Run(const std::string& parameter) {
     r.min_s = *std::min_element(per_rep[v].begin(), per_rep[v].end());
     r.max_s = *std::max_element(per_rep[v].begin(), per_rep[v].end());
     r.ratio = base > 0 ? r.median_s / base : 0.0;
+    r.repetitions_s = per_rep[v];
     results_.push_back(r);
   }
   variants_.clear();

@@ -41,8 +41,14 @@ struct Options {
 struct Result {
   std::string benchmark, parameter, variant;
   double median_s = 0, min_s = 0, max_s = 0, q1_s = 0, q3_s = 0;
-  double ratio = 1.0;  ///< median / baseline's median (same run, same parameter)
+  double ratio = 1.0;                 ///< median / baseline's median (same run, same parameter)
+  std::vector<double> repetitions_s;  ///< the mean time per iteration of each repetition
 };
+
+/// The median over repetitions of `a`'s time / `b`'s time in the same repetition: for two
+/// variants run one after the other within each repetition, the ratio with the machine's
+/// drift between repetitions taken out.
+double PairedRatio(const Result& a, const Result& b);
 
 class Runner {
  public:
