@@ -116,7 +116,7 @@ void P2PSchedule::PostSend(const void* buf, std::size_t bytes, int dest, int tag
 void P2PSchedule::PostRecv(void* buf, std::size_t bytes, int source, int tag_offset,
                            MPI_Request* request) {
   if (!request) {
-    if (args_.missed) sized_.emplace_back(requests_.size(), bytes);
+    if (args_.missed != nullptr) sized_.emplace_back(requests_.size(), bytes);
     requests_.push_back(MPI_REQUEST_NULL);
     request = &requests_.back();
   }
@@ -128,7 +128,7 @@ void P2PSchedule::PostRecv(void* buf, std::size_t bytes, int source, int tag_off
 
 bool P2PSchedule::RequestsDone() {
   if (requests_.empty()) return true;
-  if (args_.missed) return SizedRequestsDone();
+  if (args_.missed != nullptr) return SizedRequestsDone();
 #if TRIBUTARY_HAVE_SMPI
   // SMPI charges smpi/test for every request that MPI_Testall tests, where a real MPI's
   // unsuccessful MPI_Testall costs about one test whatever the count (`bench_simulation

@@ -66,7 +66,7 @@ class P2PSchedule : public Schedule {
   }
   /// The short-message signal is on and says that a rank did not fit: send nothing, combine
   /// nothing (ScheduleArgs::missed).
-  bool Silenced() const noexcept { return args_.missed && *args_.missed; }
+  bool Silenced() const noexcept { return args_.missed != nullptr && *args_.missed; }
   /// Tests one request; true when it is complete (or null).
   static bool Done(MPI_Request* request);
   /// Makes sure the scratch buffer holds at least `bytes`; returns it.
