@@ -238,7 +238,7 @@ std::string ReductionCore::Status() const {
 
 double ReductionCore::SecondsArmed(std::chrono::steady_clock::time_point now) noexcept {
   // The watchdog's first look stamps the generation (no clock read on the start path); it
-  // looks at least every 16th Context::Progress call.
+  // looks at least every 64th Context::Progress call.
   std::int64_t armed = armed_at_.load(std::memory_order_relaxed);
   if (armed == 0) {
     armed = now.time_since_epoch().count();
