@@ -26,16 +26,6 @@ Runner::Runner(MPI_Comm comm, std::string benchmark, std::string baseline, Optio
   }
 }
 
-double PairedRatio(const Result& a, const Result& b) {
-  std::vector<double> ratios;
-  for (std::size_t k = 0; k < a.repetitions_s.size() && k < b.repetitions_s.size(); ++k)
-    if (b.repetitions_s[k] > 0) ratios.push_back(a.repetitions_s[k] / b.repetitions_s[k]);
-  if (ratios.empty()) return 0.0;
-  std::sort(ratios.begin(), ratios.end());
-  const std::size_t n = ratios.size();
-  return n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
-}
-
 void Runner::Add(std::string variant, std::function<void()> body, std::function<bool()> check) {
   variants_.push_back(Variant{std::move(variant), std::move(body), std::move(check)});
 }
@@ -49,6 +39,13 @@ double Quantile(std::vector<double> v, double q) {
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 }  // namespace
+
+double PairedRatio(const Result& a, const Result& b) {
+  std::vector<double> ratios;
+  for (std::size_t k = 0; k < a.repetitions_s.size() && k < b.repetitions_s.size(); ++k)
+    if (b.repetitions_s[k] > 0) ratios.push_back(a.repetitions_s[k] / b.repetitions_s[k]);
+  return ratios.empty() ? 0.0 : Quantile(std::move(ratios), 0.5);
+}
 
 void Runner::Run(const std::string& parameter) {
   const std::size_t nv = variants_.size();

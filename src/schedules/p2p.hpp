@@ -95,8 +95,6 @@ class P2PSchedule : public Schedule {
     MPI_Request* requests;
     std::size_t n;
   };
-  bool SizedRequestsDone();
-
   std::vector<Tracked> tracked_;
   // The short-message signal: the receives in requests_ (index, bytes posted) and the
   // statuses their sizes are read from.
