@@ -15,7 +15,17 @@ namespace detail {
 
 void AdvanceOthers(Context& ctx, const void* self) noexcept { StateOf(ctx).AdvanceOthers(self); }
 
-void ContextImpl::ProgressAll() { self->Progress(); }
+// A program that only polls objects (a foreign executor, a wait loop) calls this on every
+// 256th incomplete poll; every 16th of these calls looks at the control plane (every 4,096th
+// poll), not every 64th as the executors' idle hook does: such a program may poll slowly,
+// and a watchdog's query must be answered within its window.
+void ContextImpl::ProgressAll() {
+  if (--registry.poll_countdown <= 0) {
+    registry.poll_countdown = 16;
+    registry.control_countdown.store(0, std::memory_order_relaxed);
+  }
+  self->Progress();
+}
 
 void ContextImpl::AdvanceOthers(const void* caller) noexcept {
   Registry& r = registry;

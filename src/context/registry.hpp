@@ -44,8 +44,10 @@ struct Registry {
   std::atomic<int> hooked_runs{0};
   /// AdvanceOthers' turn: the index, over objects then pollers, advanced last.
   std::size_t next_turn = 0;
-  /// Progress() calls since the control plane was last polled.
+  /// Progress() calls left until the control plane is polled (0: at the next one).
   std::atomic<int> control_countdown{0};
+  /// ProgressAll() calls left until one polls the control plane.
+  std::atomic<int> poll_countdown{0};
 
   /// The progress thread (ProgressPolicy::thread; progress.cpp).
   std::thread progress_thread;
