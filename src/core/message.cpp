@@ -1,7 +1,9 @@
 #include "core/message.hpp"
 
 #include <cstring>
+#include <limits>
 #include <new>
+#include <type_traits>
 
 #include "core/mpi_registry.hpp"
 #include "core/packed_combine.hpp"
@@ -50,6 +52,66 @@ bool TellsBySize(ScheduleKind kind, const ScheduleParams& params) noexcept {
   return kind == ScheduleKind::recursive_doubling && !params.node_aware;
 }
 
+// The two values of the element that carries a speculation's miss on the MPI library
+// (Message::FlagsMiss), for elements of type T: `fits` leaves the operator's combine of the
+// others as it is, `misses` changes it, whatever the number of ranks. False for an operator
+// without such a pair (xor: two misses cancel; minloc; replace).
+template <class T>
+bool FlagPair(MPI_Op op, unsigned char* fits, unsigned char* misses) noexcept {
+  using Limits = std::numeric_limits<T>;
+  T f{};
+  T m{};
+  if (op == MPI_SUM) {
+    m = 1;
+  } else if (op == MPI_PROD) {
+    f = 1;
+  } else if (op == MPI_MIN) {
+    f = Limits::max();
+    m = Limits::lowest();
+  } else if (op == MPI_MAX) {
+    f = Limits::lowest();
+    m = Limits::max();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (op == MPI_LAND) {
+      f = 1;
+    } else if (op == MPI_BAND) {
+      f = static_cast<T>(~T{0});
+    } else if (op == MPI_LOR || op == MPI_BOR) {
+      m = 1;
+    } else {
+      return false;
+    }
+  } else {
+    return false;
+  }
+  std::memcpy(fits, &f, sizeof f);
+  std::memcpy(misses, &m, sizeof m);
+  return true;
+}
+
+// FlagPair for a predefined element type: those of 4 and 8 bytes (a sum of ones over the
+// ranks cannot wrap in them). False for the others (complex, long double, the 8- and
+// 16-bit integers): the header carries the miss there.
+bool MissFlags(MPI_Op op, MPI_Datatype type, unsigned char* fits, unsigned char* misses) noexcept {
+  if (type == MPI_DOUBLE) return FlagPair<double>(op, fits, misses);
+  if (type == MPI_FLOAT) return FlagPair<float>(op, fits, misses);
+  if (type == MPI_INT) return FlagPair<int>(op, fits, misses);
+  if (type == MPI_UNSIGNED) return FlagPair<unsigned>(op, fits, misses);
+  if (type == MPI_LONG) return FlagPair<long>(op, fits, misses);
+  if (type == MPI_UNSIGNED_LONG) return FlagPair<unsigned long>(op, fits, misses);
+  if (type == MPI_LONG_LONG) return FlagPair<long long>(op, fits, misses);
+  if (type == MPI_UNSIGNED_LONG_LONG) return FlagPair<unsigned long long>(op, fits, misses);
+  if (type == MPI_INT32_T) return FlagPair<std::int32_t>(op, fits, misses);
+  if (type == MPI_UINT32_T) return FlagPair<std::uint32_t>(op, fits, misses);
+  if (type == MPI_INT64_T) return FlagPair<std::int64_t>(op, fits, misses);
+  if (type == MPI_UINT64_T) return FlagPair<std::uint64_t>(op, fits, misses);
+  return false;
+}
+
+// A stand-in's combine: its running value is never taken (Message::FillSpeculating).
+void CombinesNothing(const void* /*state*/, const void* /*in*/, void* /*inout*/,
+                     std::size_t /*count*/) {}
+
 // True when a completed packed message says that the ranks' records differ.
 bool PackedDisagreed(const void* data) noexcept {
   PackedHeader h;
@@ -92,9 +154,10 @@ void Message::Load(const LaunchSpec& spec) {
   rechoose_ = false;
   speculating_ = Speculates();
   if (speculating_) {
-    // What the selection reads, and the length: where any differs, this rank's message
-    // cannot travel on the agreed schedule and length.
-    stand_in_ = spec_.length != agreed_length_ || !SameRequest(OwnRequest(), agreed_request_);
+    // What the selection reads, the length and the form: where any differs, this rank's
+    // message cannot travel on the agreed schedule and length.
+    stand_in_ = spec_.packed || spec_.window || spec_.length != agreed_length_ ||
+                !SameRequest(OwnRequest(), agreed_request_);
   } else {
     stand_in_ = false;
   }
@@ -184,7 +247,7 @@ Message::Next Message::Start(bool chosen) {
     record_hash_ = hashed_;
     if (chosen) schedule_code_ = decision_code_;  // the code of run_kind_ and run_params_
   }
-  short_signal_ = false;
+  short_signal_ = flag_signal_ = false;
   if (speculating_) {  // the pre-round ran for an earlier generation
     if (beside_) {
       StartBeside();
@@ -192,6 +255,9 @@ Message::Next Message::Start(bool chosen) {
       // No header carries the record: a rank whose record is not the one agreed on does not
       // fit either (where every rank's changed alike, the pre-round then agrees on it).
       short_signal_ = true;
+      stand_in_ = stand_in_ || record_hash_ != agreed_hash_;
+    } else if (FlagsMiss()) {
+      flag_signal_ = true;  // the same: no header carries the record
       stand_in_ = stand_in_ || record_hash_ != agreed_hash_;
     }
     return Next::schedule;
@@ -242,9 +308,14 @@ bool Message::CheckPredefined() {
 
 // Recursive doubling keeps the data apart by combining the first time as mine ∘ partner's
 // on both partners (RecursiveDoublingSchedule::CombineIncoming): only for a predefined
-// operator on predefined elements, which gives identical bits either way round.
-bool Message::SignalsShort() {
-  return agreed_length_ > 0 && TellsBySize(kind_, params_) && Predefined();
+// operator on predefined elements, which gives identical bits either way round. By the
+// agreed operator: one rank's own may be another now (it then does not fit).
+bool Message::SignalsShort() const noexcept {
+  return agreed_length_ > 0 && TellsBySize(kind_, params_) && agreed_predefined_;
+}
+
+bool Message::FlagsMiss() const noexcept {
+  return agreed_flag_ && kind_ == ScheduleKind::mpi_library;
 }
 
 ScheduleArgs Message::Base() const {
@@ -371,15 +442,22 @@ Message::Next Message::Poll(bool draining) {
         agreed_request_ = OwnRequest();
         agreed_whole_ = MovesWhole(kind_, agreed_request_.bytes);
         agreed_hash_ = record_hash_;
+        agreed_predefined_ = Predefined();
+        agreed_op_ = spec_.payload.op;
+        agreed_type_ = spec_.payload.elem_type;
+        agreed_elem_ = spec_.payload.elem_size;
+        agreed_flag_ = agreed_whole_ && kind_ == ScheduleKind::mpi_library && agreed_predefined_ &&
+                       agreed_elem_ <= sizeof flag_fits_ &&
+                       MissFlags(agreed_op_, agreed_type_, flag_fits_, flag_misses_);
       }
       if (after_beside_) {  // the schedule beside it has completed
         after_beside_ = false;
         if (!stand_in_) return Next::finished;
-        // Every rank sent a stand-in (the lengths or the operator changed alike): the
-        // schedule chosen for what they hold now runs on their values.
+        // Every rank sent a stand-in (the lengths, the operator or the mode changed alike):
+        // the schedule chosen for what they hold now runs on their values (exact records
+        // packed in the agreed window first, below).
         stand_in_ = false;
         rechoose_ = true;
-        return Next::schedule;
       }
       break;
   }
@@ -407,6 +485,7 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     // Only the elements themselves (below): the other forms travel in the message's buffers.
     args->fixed_storage = false;
   }
+  if (speculating_) return FillSpeculating(kind, args);
   if (spec_.window && spec_.window->RecordsOnly() && kind != ScheduleKind::mpi_library) {
     args->finisher = finisher_;
     // Exact records combine by multiword addition, element by element, and carry no
@@ -417,25 +496,6 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
     args->payload.elem_size = records.elem_size;
     args->payload.combine = records.combine;
     args->payload.combine_state = records.state;
-  } else if (speculating_ && !beside_ && short_signal_) {
-    // The elements in place, the length told by the messages' sizes (ScheduleArgs::missed).
-    short_missed_ = stand_in_;
-    args->missed = &short_missed_;
-    args->payload.count = agreed_length_;
-    args->payload.commutative = agreed_request_.commutative;
-    if (stand_in_) args->input = nullptr;  // not read: it sends nothing
-    return spec_.data_read_only;
-  } else if (speculating_ && !beside_) {
-    FillSpeculation(kind, args);
-    return false;
-  } else if (speculating_ && stand_in_) {
-    // Beside a splitting schedule: the agreed length of zeros instead of this rank's value.
-    wire_.assign(agreed_length_ * spec_.payload.elem_size, 0);
-    args->data = wire_.data();
-    args->input = nullptr;
-    args->payload.count = agreed_length_;
-    args->payload.commutative = agreed_request_.commutative;
-    return false;
   } else if (spec_.packed) {
     args->payload.count = 1;
     args->payload.elem_size = spec_.packed->bytes;
@@ -453,6 +513,53 @@ bool Message::FillArgs(ScheduleKind kind, ScheduleArgs* args) {
   }
   if (spec_.packed) StampAgreement(spec_.data, record_hash_);
   return spec_.data_read_only && !spec_.packed;
+}
+
+// A generation on the agreed length and schedule (the top of message.hpp). A rank that does
+// not fit sends the agreed form whatever it holds (plain elements of another length, a
+// packed message of an operator of its own, exact records): the agreed element size,
+// datatype and operator, and a combine that leaves its own buffer as it is (its result is
+// never taken).
+bool Message::FillSpeculating(ScheduleKind kind, ScheduleArgs* args) {
+  if (stand_in_) {
+    args->input = nullptr;
+    args->payload.count = agreed_length_;
+    args->payload.elem_size = agreed_elem_;
+    args->payload.elem_type = agreed_type_;
+    args->payload.op = agreed_op_;
+    args->payload.combine = &CombinesNothing;
+    args->payload.combine_state = nullptr;
+    if (kind == ScheduleKind::mpi_library) args->op_kept = agreed_predefined_;
+  }
+  args->payload.commutative = agreed_request_.commutative;
+  if (!beside_ && short_signal_) {
+    // The elements in place, the length told by the messages' sizes (ScheduleArgs::missed).
+    short_missed_ = stand_in_;
+    args->missed = &short_missed_;
+    args->payload.count = agreed_length_;
+    if (!stand_in_) return spec_.data_read_only;
+    wire_.assign(agreed_length_ * agreed_elem_, 0);  // posted for, never written
+    args->data = wire_.data();
+    return false;
+  }
+  if (!beside_ && flag_signal_) {
+    FillFlagged(args);
+    return false;
+  }
+  if (!beside_) {
+    FillSpeculation(kind, args);
+    return false;
+  }
+  if (stand_in_) {
+    // Beside a splitting schedule: the agreed length of zeros instead of this rank's value.
+    wire_.assign(agreed_length_ * agreed_elem_, 0);
+    args->data = wire_.data();
+    return false;
+  }
+  // Beside it, this rank's own elements (plain, of the agreed length and request).
+  if (kind == ScheduleKind::mpi_library)
+    args->fixed_storage = spec_.fixed_storage && !spec_.device_memory;
+  return spec_.data_read_only;
 }
 
 // A speculative exact allreduce has completed: the count of ranks whose data did not fit
@@ -480,7 +587,7 @@ bool Message::SpeculationMissed() const {
 // says the ranks disagree, which every rank's combine then carries (PackedCombine), with no
 // segment to combine.
 void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
-  const std::size_t elem = spec_.payload.elem_size;
+  const std::size_t elem = agreed_elem_;
   const std::size_t body = agreed_length_ * elem;
   wire_.resize(sizeof(PackedHeader) + body);
   PackedHeader h;
@@ -505,12 +612,42 @@ void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
   args->payload.elem_size = wire_.size();
   args->payload.combine = &PackedCombine;
   args->payload.combine_state = &wire_layout_;
-  args->payload.commutative = agreed_request_.commutative;
   if (kind == ScheduleKind::mpi_library) {
     args->payload.elem_type = PackedType(&wire_layout_);
     args->payload.op = GenericOp(args->payload.commutative);
     args->op_kept = true;
   }
+}
+
+// The speculation's message on the MPI library with the miss in an element of its own: the
+// agreed length of elements (this rank's, or zeros from a rank that does not fit), then
+// that element, all combined by the agreed predefined operator (a rank that does not fit
+// sends it too, whatever operator it holds now).
+void Message::FillFlagged(ScheduleArgs* args) {
+  const std::size_t elem = agreed_elem_;
+  const std::size_t body = agreed_length_ * elem;
+  wire_.resize(body + elem);
+  if (stand_in_) {
+    if (body) std::memset(wire_.data(), 0, body);
+    std::memcpy(wire_.data() + body, flag_misses_, elem);
+  } else {
+    const void* from = spec_.input ? spec_.input : spec_.data;
+    if (body) std::memcpy(wire_.data(), from, body);
+    std::memcpy(wire_.data() + body, flag_fits_, elem);
+  }
+  args->data = wire_.data();
+  args->input = nullptr;
+  args->payload.count = agreed_length_ + 1;
+  args->payload.elem_size = elem;
+  args->payload.elem_type = agreed_type_;
+  args->payload.op = agreed_op_;
+  args->op_kept = true;  // predefined: a persistent request may be bound to them
+  args->fixed_storage = false;
+}
+
+// The combined element differs from the value of a rank that fits: some rank did not.
+bool Message::FlagMissed() const noexcept {
+  return std::memcmp(wire_.data() + agreed_length_ * agreed_elem_, flag_fits_, agreed_elem_) != 0;
 }
 
 // A speculation has completed: it stands where no rank sent a stand-in and the records
@@ -519,11 +656,16 @@ void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
 // failed or not, so that none waits for another); the elements are untouched.
 Message::Next Message::SpeculationCompleted() {
   speculating_ = false;
-  const bool missed = stand_in_ || (short_signal_ ? short_missed_ : PackedDisagreed(wire_.data()));
+  const bool missed = stand_in_ || (short_signal_  ? short_missed_
+                                    : flag_signal_ ? FlagMissed()
+                                                   : PackedDisagreed(wire_.data()));
   stand_in_ = false;
   if (!missed) {
     const std::size_t body = agreed_length_ * spec_.payload.elem_size;
-    if (body && !short_signal_) std::memcpy(spec_.data, wire_.data() + sizeof(PackedHeader), body);
+    if (body && flag_signal_)
+      std::memcpy(spec_.data, wire_.data(), body);
+    else if (body && !short_signal_)
+      std::memcpy(spec_.data, wire_.data() + sizeof(PackedHeader), body);
     return Next::finished;
   }
   length_known_ = false;

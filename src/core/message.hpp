@@ -23,7 +23,13 @@
 // request or record differs from the agreed ones) sends empty messages, and a rank that
 // receives fewer bytes than it posted does so from then on (ScheduleArgs::missed), so that
 // every rank learns it; the schedule writes the result into the elements only once it
-// stands.
+// stands. The MPI library's schedule with such an operator and element (FlagsMiss) carries
+// one element more, combined by the same operator: each rank that fits sends the value that
+// leaves the others unchanged (0 for a sum, the largest value for a minimum), a rank that
+// does not fit one that changes them (1, the lowest value), so that the combined element
+// differs from the neutral one where any rank missed; the library's own combine, no
+// operator of Tributary's. Both decide by what the ranks agreed on, never by what one rank
+// holds now, so that every rank sends the same form.
 #pragma once
 
 #include <cstddef>
@@ -158,19 +164,29 @@ class Message {
   bool CheckPredefined();
   // The speculation runs on the elements in place, its miss told by the messages' sizes
   // (an empty message from a rank that does not fit; ScheduleArgs::missed).
-  bool SignalsShort();
+  bool SignalsShort() const noexcept;
+  // The speculation on the MPI library carries a miss in an element of the agreed operator
+  // (the top of this file).
+  bool FlagsMiss() const noexcept;
+  void FillFlagged(ScheduleArgs* args);
+  bool FlagMissed() const noexcept;
   MPI_Op GenericOp(bool commutative);
   ScheduleArgs Base() const;
   // The length speculation (see the top of this file).
+  bool FillSpeculating(ScheduleKind kind, ScheduleArgs* args);
   void FillSpeculation(ScheduleKind kind, ScheduleArgs* args);
   Next SpeculationCompleted();
   void StartBeside();
   void ChooseOwn();
 #endif
   // In the class: both run at every launch of a speculating generation.
+  // Whether this generation runs on the agreed length: by what is the same on every rank
+  // for the object (its options, collective and memory), not by the operator or mode this
+  // rank uses now, so that no rank runs the pre-round while the others speculate. A rank
+  // whose message is packed (an operator of its own) or exact records does not fit (Load).
   bool Speculates() const noexcept {
-    return length_known_ && spec_.check_length && spec_.length_in_header && !spec_.packed &&
-           !spec_.window && !spec_.device_memory && spec_.collective == Collective::allreduce;
+    return length_known_ && spec_.check_length && spec_.length_in_header && !spec_.device_memory &&
+           spec_.collective == Collective::allreduce;
   }
   ScheduleRequest OwnRequest() const noexcept {
     ScheduleRequest r;
@@ -228,6 +244,7 @@ class Message {
   bool after_beside_ = false;      // Poll decides on a schedule that has completed
   bool short_signal_ = false;      // the messages' sizes tell a miss (SignalsShort)
   bool short_missed_ = false;      // a rank did not fit (written by the schedule too)
+  bool flag_signal_ = false;       // the miss travels in an element of its own (FlagsMiss)
   std::uint64_t agreed_hash_ = 0;  // the record the ranks agreed on with the length
 #if TRIBUTARY_HAVE_MPI
   std::vector<unsigned char> wire_;  // the header and the elements (or the stand-in)
@@ -252,6 +269,17 @@ class Message {
   std::size_t packed_type_bytes_ = 0;
   const PackedLayout* packed_type_layout_ = nullptr;    // the layout its attribute names
   MPI_Op generic_ops_[2] = {MPI_OP_NULL, MPI_OP_NULL};  // GenericMpiOp, not commutative / so
+  // What the speculation sends, from the generation the ranks agreed on: whether its
+  // operator and element type were predefined, and where the miss travels in an element of
+  // their own, that operator and type and the element's two values (a rank that fits, one
+  // that does not).
+  bool agreed_predefined_ = false;
+  bool agreed_flag_ = false;
+  MPI_Op agreed_op_ = MPI_OP_NULL;
+  MPI_Datatype agreed_type_ = MPI_DATATYPE_NULL;
+  std::size_t agreed_elem_ = 0;
+  unsigned char flag_fits_[8] = {};
+  unsigned char flag_misses_[8] = {};
 #endif
 };
 

@@ -176,6 +176,110 @@ TEST_P(LengthHeader, OperatorsDifferAfterAgreeing) {
   ExpectSums(v, 3);
 }
 
+// One rank takes an operator of its own (not an MPI operator) after agreeing on MPI_SUM:
+// its message must still pair with the others' (on recursive doubling: the elements in
+// place, with no header), and every rank fails naming the operators.
+struct Plus {
+  static constexpr bool commutative = true;
+  static double identity() { return 0; }
+  void operator()(const double& in, double& inout) const { inout += in; }
+};
+
+TEST_P(LengthHeader, OneRankTakesAnOperatorOfItsOwnAfterAgreeing) {
+  tributary::Context ctx(Basic());
+  tributary::AllReduce<std::vector<double>> v(ctx, "mass");
+  ExpectSums(v, 3);
+  ExpectSums(v, 3);
+  v.val.assign(3, 1.0);
+  if (Rank() == 0)
+    v.StartReduce(Plus{});
+  else
+    v.StartReduce(tributary::Sum{});
+  const std::string msg = Outcome([&] { return v.CheckReduce(); });
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "operator: ") && Contains(msg, "Sum on " + Others()) &&
+                         Untouched(v.val[0], 1.0));
+  else
+    TRIBUTARY_EXPECT_ALL(msg.empty() && v.val[0] == 1.0);
+  if (!msg.empty() && Size() > 1 && !Contains(msg, "operator: ")) ADD_FAILURE() << msg;
+  ExpectSums(v, 3);
+}
+
+// One rank asks for results that do not depend on the rank count (exact records) after
+// agreeing in the fast mode: every rank fails naming the modes, none hangs.
+TEST_P(LengthHeader, OneRankChangesItsDeterminismAfterAgreeing) {
+  tributary::Context ctx(Basic());
+  tributary::AllReduce<std::vector<double>> v(ctx, "energy");
+  ExpectSums(v, 3);
+  ExpectSums(v, 3);
+  v.val.assign(3, 1.0);
+  if (Rank() == 0) v.SetDeterminism(tributary::Determinism::rank_count_independent);
+  v.StartReduce(tributary::Sum{});
+  const std::string msg = Outcome([&] { return v.CheckReduce(); });
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(
+        Contains(msg, "determinism: rank_count_independent on rank 0, fast on " + Others()) &&
+        Untouched(v.val[0], 1.0));
+  else
+    TRIBUTARY_EXPECT_ALL(msg.empty() && v.val[0] == 1.0);
+  if (Size() > 1 && !Contains(msg, "determinism: ")) ADD_FAILURE() << msg;
+  v.SetDeterminism(tributary::Determinism::fast);
+  ExpectSums(v, 3);
+  // Every rank alike: the generation completes in the new mode.
+  v.SetDeterminism(tributary::Determinism::rank_count_independent);
+  ExpectSums(v, 3);
+  ExpectSums(v, 3);
+}
+
+// Whichever operator the ranks agreed on, one rank whose length changes makes every rank
+// fail and keep its value (on the MPI library's schedule, the miss is an element of that
+// operator's own: its neutral value, or the value that absorbs).
+template <class E, class Op>
+void OneRankShrinks(tributary::Context& ctx, Op op, E expect, bool splits) {
+  tributary::AllReduce<std::vector<E>> v(ctx, "series");
+  const E mine = static_cast<E>(Rank() + 1);
+  for (int k = 0; k < 2; ++k) {
+    v.val.assign(4, mine);
+    v.StartReduce(op);
+    const std::string msg = Outcome([&] { return v.CheckReduce(); });
+    bool ok = msg.empty() && v.val.size() == 4;
+    for (E x : v.val) ok = ok && x == expect;
+    TRIBUTARY_EXPECT_ALL(ok);
+  }
+  const bool odd = Rank() == Size() / 2;
+  v.val.assign(odd ? 3 : 4, mine);
+  v.StartReduce(op);
+  const std::string msg = Outcome([&] { return v.CheckReduce(); });
+  bool kept = v.val.size() == (odd ? 3u : 4u);
+  for (E x : v.val) kept = kept && (splits || x == mine);
+  if (Size() > 1)
+    TRIBUTARY_EXPECT_ALL(Contains(msg, "lengths differ across ranks") && kept);
+  else
+    TRIBUTARY_EXPECT_ALL(msg.empty());
+  if (Size() > 1 && !Contains(msg, "lengths differ across ranks")) ADD_FAILURE() << msg;
+}
+
+TEST_P(LengthHeader, EveryOperatorCatchesOneRankThatDoesNotFit) {
+  tributary::Context ctx(Basic());
+  const bool splits = GetParam() == ScheduleKind::rabenseifner;
+  double prod = 1;
+  long band = ~0L, bor = 0;
+  for (int r = 1; r <= Size(); ++r) {
+    prod *= r;
+    band &= r;
+    bor |= r;
+  }
+  OneRankShrinks(ctx, tributary::Sum{}, Size() * (Size() + 1) / 2.0, splits);
+  OneRankShrinks(ctx, tributary::Prod{}, prod, splits);
+  OneRankShrinks(ctx, tributary::Min{}, 1.0, splits);
+  OneRankShrinks(ctx, tributary::Max{}, static_cast<double>(Size()), splits);
+  OneRankShrinks(ctx, tributary::BAnd{}, band, splits);
+  OneRankShrinks(ctx, tributary::BOr{}, bor, splits);
+  OneRankShrinks(ctx, tributary::Min{}, 1L, splits);
+  OneRankShrinks(ctx, tributary::LAnd{}, 1L, splits);
+  OneRankShrinks(ctx, tributary::LOr{}, 1L, splits);
+}
+
 // Every rank changes its operator alike, to one that does not commute: the schedule agreed
 // for a commutative one may not keep the order, so the speculation gives way to the
 // pre-round and a schedule chosen for the new operator.
