@@ -19,6 +19,8 @@ function(run)
   endif()
 endfunction()
 
+# The test runs alone (RUN_SERIAL): its projects build on every core.
+cmake_host_system_information(RESULT jobs QUERY NUMBER_OF_LOGICAL_CORES)
 file(REMOVE_RECURSE "${PREFIX}" "${WORK}")
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${PREFIX}")
 set(projects consumer)
@@ -33,7 +35,7 @@ foreach(project IN LISTS projects)
   endif()
   run(${CMAKE_COMMAND} -S "${src}" -B "${WORK}/${project}" "-DCMAKE_PREFIX_PATH=${PREFIX}"
       ${CMAKE_ARGS})
-  run(${CMAKE_COMMAND} --build "${WORK}/${project}")
+  run(${CMAKE_COMMAND} --build "${WORK}/${project}" --parallel ${jobs})
 endforeach()
 
 # The MPI the package names, and the launcher that goes with it.
