@@ -596,15 +596,13 @@ void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
   wire_layout_.bytes = wire_.size();
   wire_layout_.rank = env_.rank;
   wire_layout_.error_text = nullptr;
+  WriteValue(wire_.data() + sizeof h, body);
   if (stand_in_) {
     wire_layout_.segments.clear();
-    if (body) std::memset(wire_.data() + sizeof h, 0, body);
   } else {
     if (wire_layout_.segments.size() != 1) wire_layout_.segments.resize(1);
     wire_layout_.segments[0] =
         PackedSegment{0, agreed_length_, elem, spec_.payload.combine, spec_.payload.combine_state};
-    const void* from = spec_.input ? spec_.input : spec_.data;
-    if (body) std::memcpy(wire_.data() + sizeof h, from, body);
   }
   args->data = wire_.data();
   args->input = nullptr;
@@ -619,6 +617,16 @@ void Message::FillSpeculation(ScheduleKind kind, ScheduleArgs* args) {
   }
 }
 
+// The speculation's elements at `to` (`body` bytes): this rank's value, or zeros from a
+// stand-in.
+void Message::WriteValue(unsigned char* to, std::size_t body) const noexcept {
+  if (!body) return;
+  if (stand_in_)
+    std::memset(to, 0, body);
+  else
+    std::memcpy(to, spec_.input ? spec_.input : spec_.data, body);
+}
+
 // The speculation's message on the MPI library with the miss in an element of its own: the
 // agreed length of elements (this rank's, or zeros from a rank that does not fit), then
 // that element, all combined by the agreed predefined operator (a rank that does not fit
@@ -627,14 +635,8 @@ void Message::FillFlagged(ScheduleArgs* args) {
   const std::size_t elem = agreed_elem_;
   const std::size_t body = agreed_length_ * elem;
   wire_.resize(body + elem);
-  if (stand_in_) {
-    if (body) std::memset(wire_.data(), 0, body);
-    std::memcpy(wire_.data() + body, flag_misses_, elem);
-  } else {
-    const void* from = spec_.input ? spec_.input : spec_.data;
-    if (body) std::memcpy(wire_.data(), from, body);
-    std::memcpy(wire_.data() + body, flag_fits_, elem);
-  }
+  WriteValue(wire_.data(), body);
+  std::memcpy(wire_.data() + body, stand_in_ ? flag_misses_ : flag_fits_, elem);
   args->data = wire_.data();
   args->input = nullptr;
   args->payload.count = agreed_length_ + 1;

@@ -175,6 +175,7 @@ class Message {
   // The length speculation (see the top of this file).
   bool FillSpeculating(ScheduleKind kind, ScheduleArgs* args);
   void FillSpeculation(ScheduleKind kind, ScheduleArgs* args);
+  void WriteValue(unsigned char* to, std::size_t body) const noexcept;
   Next SpeculationCompleted();
   void StartBeside();
   void ChooseOwn();
