@@ -749,15 +749,17 @@ MPI_Op Message::GenericOp(bool commutative) {
 void Message::LeavePackedType() noexcept {
   if (packed_type_ == MPI_DATATYPE_NULL) return;
   // The request left pending may still combine into its own buffer while MPI runs: its
-  // combine finds no layout (and combines nothing) once the type's attribute is cleared. The
-  // type goes with that request; the next generation makes a new one.
+  // combine finds no layout (and combines nothing) once the type's attribute is cleared.
+  // The type is not freed: a persistent request of Open MPI 4.1 does not hold on to its
+  // datatype, and combined with a freed one it wrote past its buffers. MPI frees it at
+  // MPI_Finalize; the next generation makes a new one.
   if (packed_type_layout_) {
     try {
       SetPackedLayout(packed_type_, nullptr);
     } catch (...) {  // the key exists already (the attribute was set): not reached
     }
   }
-  FreePackedType(&packed_type_);
+  packed_type_ = MPI_DATATYPE_NULL;
   packed_type_bytes_ = 0;
   packed_type_layout_ = nullptr;
 }

@@ -116,8 +116,8 @@ class Message {
   bool Cancel() noexcept;
   bool Quiet() noexcept;
   void Release() noexcept;
-  /// Lets go of the packed datatype, and clears the layout its attribute names, for a
-  /// schedule left pending on it (ScheduleRun::Abandon).
+  /// Lets go of the packed datatype without freeing it, and clears the layout its attribute
+  /// names, for a schedule left pending on it (ScheduleRun::Abandon).
   void LeavePackedType() noexcept;
   /// Frees the packed datatype; false where it cannot, MPI having finalised.
   bool FreeMpiObjects() noexcept;
