@@ -646,6 +646,33 @@ int main(int argc, char** argv) {
             "\nWorst: %.2f (the tree in use), %.2f (its choice's own variant, where it is one; "
             "the two differ by the noise between two variants that run one schedule)\n",
             worst, worst_choice);
+        // The goal: the tree within 1.1x of the fastest schedule in every cell.
+        std::size_t within = 0, choice_within = 0;
+        const TreeRow* worst_row = nullptr;
+        std::vector<double> ratios;
+        for (const auto& r : tree_rows) {
+          within += r.over_best <= 1.1;
+          choice_within += (r.choice_over_best > 0 ? r.choice_over_best : r.over_best) <= 1.1;
+          if (!worst_row || r.over_best > worst_row->over_best) worst_row = &r;
+          ratios.push_back(r.over_best);
+        }
+        tb::GoalTable goals;
+        if (worst_row) {
+          std::sort(ratios.begin(), ratios.end());
+          const std::string cells = std::to_string(tree_rows.size());
+          goals.Add(
+              "the built-in tree's time over the fastest schedule's: " + std::to_string(within) +
+                  " of " + cells + " cells within 1.1x; the median cell, and the worst (" +
+                  kCollectives[static_cast<int>(worst_row->c)].name + " of " +
+                  tb::FormatBytes(worst_row->bytes) + ")",
+              tb::FormatRatio(ratios[ratios.size() / 2]), tb::FormatRatio(worst),
+              tb::GoalTable::Verdict("≤ 1.1 in every cell", within == tree_rows.size()));
+          goals.Add("the same with the tree's choice timed as its own variant: " +
+                        std::to_string(choice_within) + " of " + cells +
+                        " cells within 1.1x; the worst",
+                    "", tb::FormatRatio(worst_choice));
+        }
+        goals.Print();
         if (wrong == 0)
           std::printf(
               "\ntributary-tune: wrote %s; it loads and selects the measured winners at %d ranks\n",

@@ -296,6 +296,8 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
   EXPECT_EQ(kind(three, Collective::allreduce, 4096), ScheduleKind::knomial);
   EXPECT_EQ(kind(three, Collective::allreduce, 1 << 20), ScheduleKind::ring);
   EXPECT_EQ(kind(three, Collective::reduce, 4096), ScheduleKind::knomial);
+  EXPECT_EQ(kind(three, Collective::reduce, 2 << 20), ScheduleKind::binomial);
+  EXPECT_EQ(kind(three, Collective::reduce, (2 << 20) + 8), ScheduleKind::pipelined_tree);
   for (const int ranks : {4, 8}) {
     tributary::SelectionFacts pow2;
     pow2.comm_size = ranks;
@@ -304,7 +306,7 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
         {8, ScheduleKind::knomial},          {4032, ScheduleKind::knomial},
         {4033, ScheduleKind::rabenseifner},  {8064, ScheduleKind::rabenseifner},
         {8192, ScheduleKind::knomial},       {16384, ScheduleKind::knomial},
-        {16392, ScheduleKind::binomial},     {65536, ScheduleKind::binomial},
+        {32768, ScheduleKind::knomial},      {65536, ScheduleKind::knomial},
         {65544, ScheduleKind::rabenseifner}, {1 << 20, ScheduleKind::rabenseifner}};
     for (const auto& [bytes, want] : wide)
       EXPECT_EQ(kind(pow2, Collective::allreduce, bytes), want)
