@@ -29,13 +29,21 @@ MpiObjects& TheObjects() {
   return *registry;
 }
 
+// A collective of the MPI library left pending (a failed generation's) may still use them.
+std::atomic<bool> g_left_pending{false};
+
 int OnSelfDelete(MPI_Comm, int, void*, void*) {
   MpiObjects& r = TheObjects();
   std::lock_guard<std::mutex> lock(r.mutex);
-  for (auto& [bytes, type] : r.byte_types) MPI_Type_free(&type);
+  // MPI_Finalize calls this first and may then progress a collective left pending: what it
+  // combines by stays (Open MPI 4.1's persistent collectives do not hold on to it).
+  if (!g_left_pending.load(std::memory_order_acquire)) {
+    for (auto& [bytes, type] : r.byte_types) MPI_Type_free(&type);
+    for (auto& op : r.ops)
+      if (op != MPI_OP_NULL) MPI_Op_free(&op);
+  }
   r.byte_types.clear();
-  for (auto& op : r.ops)
-    if (op != MPI_OP_NULL) MPI_Op_free(&op);
+  for (auto& op : r.ops) op = MPI_OP_NULL;
   if (r.type_keyval != MPI_KEYVAL_INVALID) MPI_Type_free_keyval(&r.type_keyval);
   r.hooked = false;
   return MPI_SUCCESS;
@@ -119,6 +127,8 @@ void SetPackedLayout(MPI_Datatype type, const PackedLayout* layout) {
            "MPI_Type_set_attr");
   g_layout_epoch.fetch_add(1, std::memory_order_acq_rel);
 }
+
+void NoteLeftPending() noexcept { g_left_pending.store(true, std::memory_order_release); }
 
 void FreePackedType(MPI_Datatype* type) noexcept {
   MPI_Type_free(type);

@@ -1,7 +1,8 @@
 // Process-wide MPI objects Tributary creates once: byte-block datatypes, the generic
 // MPI_Ops that call packed combines, and the datatype attribute key that carries a
 // PackedLayout to them. All are freed when MPI finalises (a delete callback of an
-// attribute on MPI_COMM_SELF), never by a static destructor.
+// attribute on MPI_COMM_SELF), never by a static destructor, unless a collective was left
+// pending on them (NoteLeftPending).
 #pragma once
 
 #include "tributary/config.hpp"
@@ -19,6 +20,10 @@ MPI_Op GenericMpiOp(bool commutative);
 void SetPackedLayout(MPI_Datatype type, const PackedLayout* layout);
 /// Frees a packed datatype (its attribute goes with it).
 void FreePackedType(MPI_Datatype* type) noexcept;
+/// A collective of the MPI library is left pending (ScheduleRun::Abandon, Release): the
+/// datatypes and operators here are then left to MPI at MPI_Finalize, which may still
+/// progress that collective after it has called the delete callback that frees them.
+void NoteLeftPending() noexcept;
 
 }  // namespace tributary::detail
 #endif

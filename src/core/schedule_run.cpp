@@ -4,6 +4,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/mpi_registry.hpp"
 #include "schedules/simulated_cost.hpp"
 
 namespace tributary::detail {
@@ -35,7 +36,10 @@ bool ScheduleRun::Quiet() noexcept {
 }
 
 void ScheduleRun::Release() noexcept {
-  if (active_) (void)schedule_.release();
+  if (active_) {
+    NoteLeftPending();
+    (void)schedule_.release();
+  }
   active_ = false;
 }
 
@@ -76,6 +80,7 @@ std::unique_ptr<KeptBuffer> ScheduleRun::LeaveStaging(const void* at) noexcept {
 
 bool ScheduleRun::Abandon(KeptBuffers kept, bool whole) noexcept {
   if (!active_) return true;
+  NoteLeftPending();
   if (!whole && kept.empty()) return false;  // nothing given up (the caller polls again)
   std::unique_ptr<Schedule> none;
   std::unique_ptr<Schedule>& schedule = whole ? schedule_ : none;

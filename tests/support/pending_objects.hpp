@@ -1,8 +1,9 @@
 // The datatypes and operators that the MPI library's collectives in flight use, and the
-// MPI_Type_free and MPI_Op_free calls made on one of them, taken through PMPI: include in
-// one source file of a suite (it defines the MPI functions it watches). An MPI library may
-// not hold on to what such a request uses (Open MPI 4.1's persistent collectives do not):
-// freeing it then lets the request combine with a freed datatype.
+// MPI_Type_free and MPI_Op_free calls made on one of them (also within MPI_Finalize, which
+// then fails the process), taken through PMPI: include in one source file of a suite (it
+// defines the MPI functions it watches). An MPI library may not hold on to what such a
+// request uses (Open MPI 4.1's persistent collectives do not): freeing it then lets the
+// request combine with a freed datatype.
 #pragma once
 
 #include <mpi.h>
@@ -12,6 +13,8 @@
 #endif
 #endif
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -156,4 +159,19 @@ extern "C" int MPI_Op_free(MPI_Op* op) {
       if (use.active && use.op == *op) ++w.freed_in_use;
   }
   return PMPI_Op_free(op);
+}
+
+// MPI_Finalize runs the delete callbacks of MPI_COMM_SELF's attributes first, where
+// Tributary lets go of its process-wide datatypes and operators, and then progresses what
+// is still pending: one freed there under a collective left pending fails the process.
+extern "C" int MPI_Finalize() {
+  const long before = pending_objects::FreedInUse();
+  const int rc = PMPI_Finalize();
+  if (pending_objects::FreedInUse() != before) {
+    std::fprintf(stderr,
+                 "pending_objects: MPI_Finalize freed a datatype or operator that a collective "
+                 "left pending uses\n");
+    std::_Exit(5);
+  }
+  return rc;
 }
