@@ -3,19 +3,8 @@
 #pragma once
 
 #include <mpi.h>
-#if defined(OPEN_MPI) && defined(__has_include)
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
-#endif
 
-#if MPI_VERSION >= 4
-#define TEST_ALLREDUCE_INIT MPI_Allreduce_init
-#define TEST_PALLREDUCE_INIT PMPI_Allreduce_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define TEST_ALLREDUCE_INIT MPIX_Allreduce_init
-#define TEST_PALLREDUCE_INIT PMPIX_Allreduce_init
-#endif
+#include "allreduce_init.hpp"
 
 /// Persistent allreduce requests made, and MPI_Iallreduce calls, by this process.
 inline long g_allreduce_inits = 0;
