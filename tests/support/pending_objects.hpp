@@ -66,6 +66,15 @@ inline int ActiveOnDerivedTypes() {
   return n;
 }
 
+// Before a datatype or operator is freed: counts the collectives in flight that `uses` it.
+template <class Uses>
+void Freeing(Uses uses) {
+  Watch& w = Watched();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  for (const auto& [request, use] : w.requests)
+    if (use.active && uses(use)) ++w.freed_in_use;
+}
+
 inline long FreedInUse() {
   Watch& w = Watched();
   std::lock_guard<std::mutex> lock(w.mutex);
@@ -131,22 +140,12 @@ extern "C" int MPI_Request_free(MPI_Request* request) {
 }
 
 extern "C" int MPI_Type_free(MPI_Datatype* type) {
-  {
-    pending_objects::Watch& w = pending_objects::Watched();
-    std::lock_guard<std::mutex> lock(w.mutex);
-    for (const auto& [request, use] : w.requests)
-      if (use.active && use.type == *type) ++w.freed_in_use;
-  }
+  pending_objects::Freeing([type](const pending_objects::Use& u) { return u.type == *type; });
   return PMPI_Type_free(type);
 }
 
 extern "C" int MPI_Op_free(MPI_Op* op) {
-  {
-    pending_objects::Watch& w = pending_objects::Watched();
-    std::lock_guard<std::mutex> lock(w.mutex);
-    for (const auto& [request, use] : w.requests)
-      if (use.active && use.op == *op) ++w.freed_in_use;
-  }
+  pending_objects::Freeing([op](const pending_objects::Use& u) { return u.op == *op; });
   return PMPI_Op_free(op);
 }
 
