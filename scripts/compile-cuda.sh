@@ -19,18 +19,8 @@
 # the kernels of heat2d and bench_device checked.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-reduced=0
-kokkos_base="$root/build/ci-kokkos"
-build="$root/build/ci-cuda"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --reduced) reduced=1; shift ;;
-    -B) kokkos_base="$2"; shift 2 ;;
-    --build) build="$2"; shift 2 ;;
-    -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) echo "compile-cuda.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+source "$root/scripts/compile-options.sh"
+compile_options "${BASH_SOURCE[0]}" "$root/build/ci-cuda" "$@"
 
 command -v nvcc >/dev/null 2>&1 || export PATH="/usr/local/cuda/bin:$PATH"
 command -v nvcc >/dev/null 2>&1 || { echo "compile-cuda.sh: nvcc not found" >&2; exit 1; }

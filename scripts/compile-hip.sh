@@ -15,18 +15,8 @@
 # at -O1 instead of -O3.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-reduced=0
-kokkos_base="$root/build/ci-kokkos"
-build="$root/build/ci-hip"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --reduced) reduced=1; shift ;;
-    -B) kokkos_base="$2"; shift 2 ;;
-    --build) build="$2"; shift 2 ;;
-    -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) echo "compile-hip.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+source "$root/scripts/compile-options.sh"
+compile_options "${BASH_SOURCE[0]}" "$root/build/ci-hip" "$@"
 
 command -v hipcc >/dev/null 2>&1 || { echo "compile-hip.sh: hipcc not found" >&2; exit 1; }
 
