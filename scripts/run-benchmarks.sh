@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
 # One command for every benchmark: builds Tributary in release mode, runs the task-engine,
 # reduction, device-partial, block-pattern, keyed, schedule (latency, overlap, reference
-# 004, selection, determinism) and tuner benchmarks and the two solver examples, and writes
-# into a results folder:
+# 004, selection, determinism) and tuner benchmarks and the two solver examples, then, on
+# simulated clusters (SimGrid SMPI, the smpi preset in build/smpi), the built-in tree against
+# the MPI library's MPI_Allreduce with nothing said about the network on every platform of
+# simulation/platforms/ (simulation/check-untuned.sh at 64 ranks; 256 with --full), and
+# writes into a results folder:
 #   *.csv        every measured variant (median, min, max, quartiles, ratio to the baseline)
 #   summary.md   the tables the programs print, in order
 #   sections/    what each section printed, one file per section
 #   *.png        latency vs message size per schedule (with the lower bound at 2 ranks),
 #                overlap, determinism cost, regional combine vs per-list reductions
-# and then refreshes the tables of docs/performance.md from sections/, and the plots it
-# shows from *.png (scripts/update-performance.sh; not with --quick or --no-doc).
+# and then refreshes the tables of docs/performance.md and docs/simulation.md from sections/,
+# and the plots they show from *.png (scripts/update-performance.sh; not with --quick or
+# --no-doc).
 #
 #   scripts/run-benchmarks.sh [--quick | --full] [--no-doc] [--only ID,...] [--out DIR]
 #                                                     (default DIR: results/<date-time>)
 #
 # The default run measures messages up to 16 MiB per rank (reference 004 up to 16M ints) at
-# 1 to 4 ranks. --full adds reference 004's 256M-int row (where it fits in memory) and 8
-# ranks (latency and reference 004, oversubscribed on this machine). --quick runs every
+# 1 to 4 ranks, and the simulated clusters at 64 ranks (about a minute). --full adds
+# reference 004's 256M-int row (where it fits in memory), 8 ranks (latency and reference
+# 004, oversubscribed on this machine) and the simulated clusters at 256 ranks (3 to 17
+# minutes a platform here: docs/simulation.md's tables of that size). --quick runs every
 # benchmark with a few iterations and messages up to 1 MiB: a check that everything runs,
 # not figures to quote. --only runs the sections named (their IDs, as in the markers of
-# docs/performance.md, e.g. reductions-np2), and the refresh then replaces only their
-# blocks. Every ratio is measured side by side in one run. Progress (which benchmark, how
+# docs/performance.md and docs/simulation.md, e.g. reductions-np2), and the refresh then
+# replaces only their blocks. Every ratio is measured side by side in one run. Progress (which benchmark, how
 # many of how many, the time so far) goes to stderr.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -72,7 +78,7 @@ summary="$out/summary.md"
 b="$TRIBUTARY_BUILD/bench"
 
 # The number of sections this run has (kept in step with the calls below) and a clock.
-total=$((19 + (full ? 1 : 0)))
+total=$((20 + (full ? 2 : 0)))
 done_sections=0
 started=$SECONDS
 # section ID TITLE COMMAND...: runs it; its stdout goes to sections/ID.md (the blocks of
@@ -127,6 +133,32 @@ for n in 2 4; do
   launch="np$n[@]"
   section "cg-np$n" "Conjugate gradients at $n ranks" "${!launch}" "$TRIBUTARY_BUILD/example_apps/cg_poisson" --n 128 --strips 8
 done
+# Simulated clusters (docs/simulation.md, "Against the MPI library without tuning"): the
+# built-in tree, network measured at start-up, against SMPI's MPI_Allreduce on every
+# platform. Simulated time does not depend on this machine's load; --report makes a goal
+# missed a row of the table rather than a failed run.
+untuned() {
+  [[ -z "$only" || "$only" == *",$1,"* ]] || return 0
+  if ((!smpi_built)); then  # once a run (incremental)
+    echo "=== building the smpi preset (build/smpi)" >&2
+    (cd "$root" && cmake --preset smpi >/dev/null)
+    cmake --build "$root/build/smpi" -j "$TRIBUTARY_JOBS" --target bench_simulation >/dev/null
+    smpi_built=1
+  fi
+  local id="$1" title="$2"
+  shift 2
+  section "$id" "$title" "$root/simulation/check-untuned.sh" --build "$root/build/smpi" --report "$@"
+}
+smpi_built=0
+if ((${#quick[@]})); then
+  untuned simulation-untuned-np32 "Simulated clusters, 32 ranks: the tree against MPI_Allreduce" \
+    --ranks 32 --sizes 8,65536 --platforms "cluster-16x16 hilat-16x16"
+else
+  untuned simulation-untuned-np64 "Simulated clusters, 64 ranks: the tree against MPI_Allreduce" --ranks 64
+fi
+if ((full)); then
+  untuned simulation-untuned-np256 "Simulated clusters, 256 ranks: the tree against MPI_Allreduce" --ranks 256
+fi
 
 
 # ---------------------------------------------------------------------------------------
@@ -226,8 +258,9 @@ plot "$plots/regional.dat" using 2:xtic(1) with boxes notitle
 GNUPLOT
 fi
 echo "results: $out (summary.md, sections/, *.csv, *.png)" >&2
-# The tables of docs/performance.md come from this run (a --quick run's figures are not to
-# be quoted, so it leaves them alone).
+# The tables of docs/performance.md and docs/simulation.md come from this run (a --quick
+# run's figures are not to be quoted, so it leaves them alone).
 if ((doc)) && ((${#quick[@]} == 0)); then
   "$here/update-performance.sh" "$out" "$root/docs/performance.md"
+  "$here/update-performance.sh" "$out" "$root/docs/simulation.md"
 fi
