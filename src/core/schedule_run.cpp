@@ -10,7 +10,7 @@
 namespace tributary::detail {
 
 #if TRIBUTARY_HAVE_MPI
-void ScheduleRun::Start(ScheduleKind kind, ScheduleArgs args, bool read_only, int rank, int size) {
+void ScheduleRun::Start(ScheduleKind kind, ScheduleArgs& args, bool read_only, int rank, int size) {
   const std::size_t bytes = args.payload.count * args.payload.elem_size;
   if (read_only && WritesData(kind, args, rank, size)) {
     if (staging_.size() < bytes) staging_.resize(bytes);

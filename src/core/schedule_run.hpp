@@ -35,8 +35,9 @@ struct ScheduleDecision {
 class ScheduleRun {
  public:
   /// Starts `kind` on `args` (rank `rank` of `size`). `read_only`: a reduce's data that
-  /// must stay unchanged, copied first where the schedule writes it.
-  void Start(ScheduleKind kind, ScheduleArgs args, bool read_only, int rank, int size);
+  /// must stay unchanged, copied first where the schedule writes it. `args` is the
+  /// caller's to give up: the buffers it names may be replaced (a staging copy).
+  void Start(ScheduleKind kind, ScheduleArgs& args, bool read_only, int rank, int size);
   /// Advances; true once this rank's part is complete. Never blocks.
   bool Progress() { return schedule_->Progress(); }
   /// The completed schedule rounded the exact records itself (Schedule::Finished).
