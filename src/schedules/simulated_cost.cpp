@@ -12,8 +12,8 @@ namespace {
 
 // The defaults are this machine's measured values (`bench_simulation calibrate` under Open
 // MPI 4.1 at 2 ranks): summing 1 MiB of doubles 0.023 ns per byte (2026-11-25); a
-// generation's own work outside its posts, tests and combine 0.236 µs (2026-11-29). Each simulated rank reads them once
-// (its statics are its own under SMPI's privatisation).
+// generation's own work outside its posts, tests and combine 0.236 µs (2026-11-29). Each simulated
+// rank reads them once (its statics are its own under SMPI's privatisation).
 double Setting(const char* name, double fallback) {
   const char* text = std::getenv(name);
   if (!text || !*text) return fallback;
