@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mpi_test.hpp"
+#include "reduction_test.hpp"
 #include "test_types.hpp"
 #include "tributary/tributary.hpp"
 
@@ -20,25 +21,10 @@ namespace {
 using tributary::Phase;
 using tributary::TaskStatus;
 using tributary::UsageError;
+using tributary::testing::MessageOf;
 using tributary::testing::Rank;
 using tributary::testing::Size;
-
-template <class R>
-void Wait(R& r) {
-  while (r.CheckReduce() != TaskStatus::complete) {
-  }
-}
-
-// Runs `f` and returns the message of the exception of type E it throws ("" if none).
-template <class E, class F>
-std::string MessageOf(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
+using tributary::testing::Wait;
 
 bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

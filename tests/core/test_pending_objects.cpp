@@ -11,30 +11,16 @@
 
 #include "mpi_test.hpp"
 #include "pending_objects.hpp"
+#include "reduction_test.hpp"
 #include "tributary/tributary.hpp"
 
 namespace {
 
 using tributary::TaskStatus;
+using tributary::testing::MessageOf;
 using tributary::testing::Rank;
 using tributary::testing::Size;
-
-template <class R>
-void Wait(R& r) {
-  while (r.CheckReduce() != TaskStatus::complete) {
-  }
-}
-
-// Runs `f` and returns the message of the exception of type E it throws ("" if none).
-template <class E, class F>
-std::string MessageOf(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
+using tributary::testing::Wait;
 
 // A failed generation's collective on the MPI library's schedule that another rank never
 // started is left pending (Lifecycle.AFailedLibraryCollectiveGivesUpTheBuffersItUses); on

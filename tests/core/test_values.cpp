@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mpi_test.hpp"
+#include "reduction_test.hpp"
 #include "test_types.hpp"
 #include "tributary/tributary.hpp"
 #if TRIBUTARY_HAVE_KOKKOS
@@ -24,12 +25,7 @@ namespace {
 using tributary::TaskStatus;
 using tributary::testing::Rank;
 using tributary::testing::Size;
-
-template <class R>
-void Wait(R& r) {
-  while (r.CheckReduce() != TaskStatus::complete) {
-  }
-}
+using tributary::testing::Wait;
 
 // Bytes of every rank's value, compared: identical on all ranks.
 template <class T>

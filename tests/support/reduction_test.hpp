@@ -10,10 +10,28 @@
 
 namespace tributary::testing {
 
+/// Polls `r` to completion (a wait loop that checks one object at a time).
+template <class R>
+void Wait(R& r) {
+  while (r.CheckReduce() != TaskStatus::complete) {
+  }
+}
+
 /// Polls `r` to completion, advancing `ctx` in between (a task loop in one line).
 template <class R>
 void Wait(Context& ctx, R& r) {
   while (r.CheckReduce() != TaskStatus::complete) ctx.Progress();
+}
+
+/// Runs `f` and returns the message of the exception of type E it throws ("" if none).
+template <class E, class F>
+std::string MessageOf(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
 }
 
 /// True on every rank when every rank holds the same bytes in `v` (a collective).
