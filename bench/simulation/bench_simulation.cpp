@@ -18,9 +18,10 @@
 //
 // Variants: tree (the built-in selection tree), node_aware[_<schedule>] (the two-level form:
 // combine in the node, <schedule> among leaders, k-nomial by default), own schedules by name
-// (recursive_doubling, rabenseifner, ring, knomial, binomial, reduce_bcast, pipelined_tree;
-// a radix after the name for knomial and rabenseifner, e.g. knomial8, rabenseifner4: the
-// plain names are knomial4 and rabenseifner2, the built-in trees' defaults),
+// (recursive_doubling, recursive_multiplying, rabenseifner, ring, knomial, binomial,
+// reduce_bcast, pipelined_tree; a radix after the name for those that take one, e.g.
+// knomial8, rabenseifner4, recursive_multiplying4: the plain names are radix 4 and
+// rabenseifner2, the built-in trees' defaults),
 // mpi_library (Tributary on the MPI library's non-blocking collective), MPI_Ixxx (raw non-blocking
 // call + MPI_Test) and MPI_xxx (the blocking call). Rank 0 prints CSV rows on stdout:
 //   latency:  latency,collective,variant,ranks,nodes,bytes,median_s,min_s,max_s

@@ -25,6 +25,9 @@ enum class ScheduleKind {
   reduce_bcast,        ///< allreduce: binomial reduce to rank 0, then binomial broadcast.
   reduce_scatter_gather,  ///< reduce: reduce-scatter in groups of ScheduleParams::radix (as
                           ///< rabenseifner), then a gather to the root; for large messages.
+  recursive_multiplying,  ///< allreduce: recursive doubling in groups of ScheduleParams::radix
+                          ///< ranks (log_k p rounds of k − 1 messages each way); for short
+                          ///< messages where a round's latency outweighs its posts.
 };
 
 /// The schedule's name as used in options, logs and selection files ("binomial", ...).
@@ -35,14 +38,15 @@ bool ParseScheduleKind(const std::string& name, ScheduleKind* out) noexcept;
 /// operator gives rank 0's value ∘ rank 1's ∘ ... ∘ rank p-1's.
 bool IsOrderKeeping(ScheduleKind kind) noexcept;
 /// True when ScheduleParams::radix shapes the schedule (knomial, rabenseifner,
-/// reduce_scatter_gather).
+/// reduce_scatter_gather, recursive_multiplying).
 bool TakesRadix(ScheduleKind kind) noexcept;
 /// True when the schedule implements the collective.
 bool Supports(ScheduleKind kind, Collective c) noexcept;
 
 /// Parameters of a schedule (those that do not apply are ignored).
 struct ScheduleParams {
-  /// Radix (>= 2) of the k-nomial trees, and of Rabenseifner's rounds (rounded down to a
+  /// Radix (>= 2) of the k-nomial trees, of recursive multiplying's groups, and of
+  /// Rabenseifner's rounds (rounded down to a
   /// power of two; the built-in trees give Rabenseifner 2 on one machine, 4, 8 or 16
   /// across nodes).
   int radix = 4;

@@ -32,6 +32,7 @@ void StampAgreement(void* data, std::uint64_t hash) noexcept {
 bool MovesWhole(ScheduleKind kind, std::size_t bytes) noexcept {
   switch (kind) {
     case ScheduleKind::recursive_doubling:
+    case ScheduleKind::recursive_multiplying:
     case ScheduleKind::knomial:
     case ScheduleKind::binomial:
     case ScheduleKind::reduce_bcast:

@@ -6,6 +6,7 @@
 #include "schedules/pipelined_tree.hpp"
 #include "schedules/rabenseifner.hpp"
 #include "schedules/recursive_doubling.hpp"
+#include "schedules/recursive_multiplying.hpp"
 #include "schedules/reduce_scatter_gather.hpp"
 #include "schedules/ring.hpp"
 #include "schedules/schedule.hpp"
@@ -52,6 +53,8 @@ std::unique_ptr<Schedule> MakeSchedule(ScheduleKind kind, const ScheduleArgs& ar
       return std::make_unique<PipelinedTreeSchedule>(args);
     case ScheduleKind::recursive_doubling:
       return std::make_unique<RecursiveDoublingSchedule>(args);
+    case ScheduleKind::recursive_multiplying:
+      return std::make_unique<RecursiveMultiplyingSchedule>(args);
     case ScheduleKind::rabenseifner:
       return std::make_unique<RabenseifnerSchedule>(args);
     case ScheduleKind::reduce_scatter_gather:

@@ -88,6 +88,29 @@ double RecursiveDoubling(const Shape& s, const NetworkProfile& net, double n, bo
   return t;
 }
 
+// Recursive multiplying: rounds in groups of k (then one of j = ⌊p / k^a⌋), an exchange
+// with the group's other members each, after the fold of p − k^a·j pairs.
+double RecursiveMultiplying(const Shape& s, const NetworkProfile& net, double n, int k) {
+  k = std::min(std::max(2, k), s.p);
+  long power = 1;
+  int full = 0;
+  while (power * k <= s.p) {
+    power *= k;
+    ++full;
+  }
+  const int last = static_cast<int>(s.p / power);
+  double t = 0;
+  if (s.p > power * last) t += 2 * Exchange(net, 1, s.per_node >= 2 ? 0 : 1, n, 1, 0);
+  long stride = 1;
+  for (int round = 0; round < full + (last > 1 ? 1 : 0); ++round) {
+    const int group = round < full ? k : last;
+    const int inter = group - SameNode(s, static_cast<int>(stride), group);
+    t += Exchange(net, group - 1, inter, n, s.per_node, (group - 1) * n);
+    stride *= group;
+  }
+  return t;
+}
+
 // The k-nomial tree: up (reduce) and, for an allreduce, down again.
 double Knomial(const Shape& s, const NetworkProfile& net, double n, int k, bool down) {
   double t = 0;
@@ -135,6 +158,8 @@ double Flat(Collective c, ScheduleKind kind, int radix, const Shape& s, const Ne
     case ScheduleKind::recursive_doubling:
       return c == Collective::reduce ? kNever
                                      : RecursiveDoubling(s, net, n, c == Collective::allgather);
+    case ScheduleKind::recursive_multiplying:
+      return c == Collective::allreduce ? RecursiveMultiplying(s, net, n, radix) : kNever;
     case ScheduleKind::binomial:
       return c == Collective::allgather ? kNever
                                         : Knomial(s, net, n, 2, c == Collective::allreduce);

@@ -23,6 +23,7 @@ constexpr KindInfo kKinds[] = {
     {ScheduleKind::ring, "ring", false, true, false, true, false},
     {ScheduleKind::reduce_bcast, "reduce_bcast", true, true, false, false, false},
     {ScheduleKind::reduce_scatter_gather, "reduce_scatter_gather", true, false, true, false, true},
+    {ScheduleKind::recursive_multiplying, "recursive_multiplying", true, true, false, false, true},
 };
 const KindInfo& Info(ScheduleKind kind) {
   for (const auto& k : kKinds)

@@ -250,7 +250,8 @@ class SelectionBuilder {
           Fail(p,
                "unknown schedule " + it->dump() +
                    " (known: mpi_library, binomial, knomial, pipelined_tree, recursive_doubling, "
-                   "rabenseifner, ring, reduce_bcast, reduce_scatter_gather)");
+                   "rabenseifner, ring, reduce_bcast, reduce_scatter_gather, "
+                   "recursive_multiplying)");
       } else if (k == "radix") {
         if (!it->is_number_integer() || it->get<long long>() < 2 || it->get<long long>() > 1024)
           Fail(p, "radix must be an integer from 2 to 1024");
