@@ -16,11 +16,10 @@ RecursiveMultiplyingSchedule::RecursiveMultiplyingSchedule(const ScheduleArgs& a
 
 // Where group member `member`'s value is: this rank's own in the data, the others' in the
 // scratch buffer in member order (this rank's slot skipped).
-unsigned char* RecursiveMultiplyingSchedule::Slot(int member) const {
+unsigned char* RecursiveMultiplyingSchedule::Slot(int member) {
   if (member == digit_) return Data();
   const int index = member < digit_ ? member : member - 1;
-  return const_cast<unsigned char*>(scratch_.data()) +
-         Bytes(args_.payload.count) * static_cast<std::size_t>(index);
+  return scratch_.data() + Bytes(args_.payload.count) * static_cast<std::size_t>(index);
 }
 
 void RecursiveMultiplyingSchedule::PostExchange() {

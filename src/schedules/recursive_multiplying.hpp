@@ -27,7 +27,7 @@ class RecursiveMultiplyingSchedule final : public P2PSchedule {
   int ToRank(int newrank) const { return newrank < rem_ ? 2 * newrank + 1 : newrank + rem_; }
   // Round `round_`'s group size: the radix for the first `full_` rounds, then `last_`.
   int GroupSize() const { return round_ < full_ ? radix_ : last_; }
-  unsigned char* Slot(int member) const;
+  unsigned char* Slot(int member);
   Step step_ = Step::done;
   int radix_ = 2, full_ = 0, last_ = 1, rem_ = 0, newrank_ = -1;
   int round_ = 0, stride_ = 1, digit_ = 0;

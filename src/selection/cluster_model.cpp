@@ -56,7 +56,7 @@ double Round(const NetworkProfile& net, int sends, int recvs, int inter, double 
   t += std::max(0, sends - 1) * net.send + std::max(0, recvs - 1) * net.receive;
   if (inter > 0) {
     const double through = static_cast<double>(active) * inter;
-    t += (through - 1) * (bytes * net.link + net.injection);
+    t += (through - 1) * (net.Burst(bytes) + net.injection);
   }
   // A poll, and a test of each request as it completes (under SMPI the schedules test them
   // one by one, and SMPI charges each test).
@@ -205,6 +205,10 @@ std::vector<std::pair<double, double>> Table(const Json& j, const std::string& w
 
 double NetworkProfile::Inter(double bytes) const { return Interpolate(inter, bytes); }
 double NetworkProfile::Intra(double bytes) const { return Interpolate(intra, bytes); }
+double NetworkProfile::Burst(double bytes) const {
+  if (burst.empty() || bytes > burst.back().first) return bytes * link;
+  return std::max(bytes * link, Interpolate(burst, bytes));
+}
 
 NetworkProfile NetworkProfile::Parse(const std::string& json, const std::string& source) {
   Json doc = ParseJson(json, source);
@@ -218,6 +222,8 @@ NetworkProfile NetworkProfile::Parse(const std::string& json, const std::string&
       p.inter = Table(*it, k, source);
     } else if (k == "intra_node") {
       p.intra = Table(*it, k, source);
+    } else if (k == "burst") {
+      p.burst = Table(*it, k, source);
     } else if (k == "link" || k == "injection" || k == "send" || k == "receive" || k == "test" ||
                k == "combine") {
       if (!it->is_number() || it->get<double>() < 0)
@@ -231,8 +237,8 @@ NetworkProfile NetworkProfile::Parse(const std::string& json, const std::string&
                           : p.combine) = v;
     } else if (k != "comment" && k != "tributary_network") {
       throw UsageError(source + ": unknown key \"" + k +
-                       "\" (inter_node, intra_node, link, injection, send, receive, test, "
-                       "combine, comment)");
+                       "\" (inter_node, intra_node, link, injection, burst, send, receive, "
+                       "test, combine, comment)");
     }
   }
   if (p.inter.empty() || p.intra.empty())
@@ -253,6 +259,7 @@ std::string NetworkProfile::ToJson() const {
   j["intra_node"] = table(intra);
   j["link"] = link;
   j["injection"] = injection;
+  if (!burst.empty()) j["burst"] = table(burst);
   j["send"] = send;
   j["receive"] = receive;
   j["test"] = test;

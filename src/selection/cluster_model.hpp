@@ -21,7 +21,12 @@ struct NetworkProfile {
   std::vector<std::pair<double, double>> inter, intra;
   double link = 8e-11;   ///< A node's link to the network: seconds per byte, shared by its ranks.
   double injection = 0;  ///< Per message through a node's link, one at a time (its message rate).
-  double send = 7.7e-8;  ///< Posting a send (each one beyond a round's first costs this more).
+  /// What each further message of a size adds where several leave a node at once, at
+  /// (bytes, seconds) points up to the last, posting and receiving not included (measured:
+  /// a burst between two nodes); empty: bytes × link. Short messages may move at a fraction
+  /// of the bandwidth that `link` was measured with.
+  std::vector<std::pair<double, double>> burst;
+  double send = 7.7e-8;      ///< Posting a send (each one beyond a round's first costs this more).
   double receive = 2.1e-8;   ///< Receiving a message, likewise.
   double test = 1.6e-8;      ///< One poll of a round.
   double combine = 2.3e-11;  ///< Combining, seconds per byte.
@@ -29,6 +34,8 @@ struct NetworkProfile {
 
   double Inter(double bytes) const;
   double Intra(double bytes) const;
+  /// What one more message of `bytes` through a node's link adds: at least bytes × link.
+  double Burst(double bytes) const;
   /// Parses a profile (the "network" object of a file); throws UsageError naming `source`.
   static NetworkProfile Parse(const std::string& json, const std::string& source);
   /// The profile in the file format (one line): Parse reads it back.

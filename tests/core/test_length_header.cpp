@@ -339,17 +339,19 @@ TEST_P(LengthHeader, ReduceToTheRoot) {
 }
 
 std::string KindName(const ::testing::TestParamInfo<ScheduleKind>& param) {
-  return param.param == ScheduleKind::mpi_library    ? "MpiLibrary"
-         : param.param == ScheduleKind::rabenseifner ? "Splitting"
-         : param.param == ScheduleKind::knomial      ? "OwnHeader"
-                                                     : "OwnBySize";
+  return param.param == ScheduleKind::mpi_library             ? "MpiLibrary"
+         : param.param == ScheduleKind::rabenseifner          ? "Splitting"
+         : param.param == ScheduleKind::knomial               ? "OwnHeader"
+         : param.param == ScheduleKind::recursive_multiplying ? "OwnHeaderInGroups"
+                                                              : "OwnBySize";
 }
 
-// Recursive doubling tells the length by its messages' sizes, the k-nomial tree and the MPI
-// library by a header; Rabenseifner splits the message into pieces: the length round runs
-// beside it.
+// Recursive doubling tells the length by its messages' sizes, the k-nomial tree, recursive
+// multiplying and the MPI library by a header; Rabenseifner splits the message into pieces:
+// the length round runs beside it.
 INSTANTIATE_TEST_SUITE_P(Schedules, LengthHeader,
                          ::testing::Values(ScheduleKind::recursive_doubling, ScheduleKind::knomial,
+                                           ScheduleKind::recursive_multiplying,
                                            ScheduleKind::mpi_library, ScheduleKind::rabenseifner),
                          KindName);
 

@@ -362,9 +362,58 @@ TEST(Selection, TheBuiltInTreeFollowsTheShapeOfTheCommunicator) {
   }
 }
 
+// The model charges what each message adds where a node's ranks send at once: bytes x link,
+// or the profile's burst table up to its last size. Recursive multiplying in groups of 4 at
+// 64 ranks on 4 nodes of 16: its last round sends 3 messages from each of 16 ranks across
+// the node's link, 47 beyond the first; every other round stays in the node.
+TEST(Selection, TheModelChargesWhatABurstOfShortMessagesAdds) {
+  using tributary::detail::Candidate;
+  using tributary::detail::ModelTime;
+  using tributary::detail::NetworkProfile;
+  NetworkProfile net = NetworkProfile::Parse(SelectionTree::ClusterJson(), "built-in");
+  ASSERT_TRUE(net.burst.empty());
+  tributary::SelectionFacts f;
+  f.comm_size = 64;
+  f.node_count = 4;
+  f.ranks_per_node = 16;
+  Candidate rm;
+  rm.kind = ScheduleKind::recursive_multiplying;
+  rm.params.radix = 4;
+  const double plain = ModelTime(Collective::allreduce, rm, f, 512, net);
+  const double large = ModelTime(Collective::allreduce, rm, f, 1 << 20, net);
+  net.burst = {{8, 0}, {512, 4e-7}, {65536, 2.2e-5}};
+  EXPECT_NEAR(ModelTime(Collective::allreduce, rm, f, 512, net) - plain,
+              47 * (4e-7 - 512 * net.link), 1e-12);
+  EXPECT_EQ(ModelTime(Collective::allreduce, rm, f, 1 << 20, net), large);  // beyond the table
+  // Never below bytes x link: a table of zeros charges what no table does.
+  NetworkProfile zeros = net;
+  zeros.burst = {{8, 0}, {65536, 0}};
+  EXPECT_EQ(ModelTime(Collective::allreduce, rm, f, 512, zeros), plain);
+  // The file format keeps it; the tree follows it (groups of 4 at 512 B only without it).
+  const NetworkProfile again = NetworkProfile::Parse(net.ToJson(), "again");
+  EXPECT_EQ(again.burst, net.burst);
+  net.burst = {{8, 0}, {256, 1.6e-7}, {512, 4e-7}, {1024, 8.8e-7}, {65536, 2.2e-5}};
+  const auto chosen = [&](const NetworkProfile& p) {
+    SelectionInput in;
+    in.bytes = 512;
+    return SelectionTree::Parse(
+               tributary::detail::ClusterTreeFor(f, p, SelectionTree::ClusterJson()))
+        .Prune(f, Collective::allreduce)
+        .Select(in)
+        .kind;
+  };
+  EXPECT_EQ(chosen(zeros), ScheduleKind::recursive_multiplying);
+  EXPECT_NE(chosen(net), ScheduleKind::recursive_multiplying);
+  EXPECT_THROW(NetworkProfile::Parse(R"({"inter_node": [[8, 1e-6]], "intra_node": [[8, 1e-7]],
+                                         "burst": [[8, -1]]})",
+                                     "negative"),
+               tributary::UsageError);
+}
+
 // Across nodes the Context learns the network where it starts: the first one measures
-// ping-pongs between nodes and within one (every power of two from 8 B to 1 MiB), the
-// later ones take what was measured; TRIBUTARY_NETWORK names a profile instead.
+// ping-pongs between nodes and within one (every power of two from 8 B to 1 MiB) and bursts
+// between nodes (8 B to 64 KiB), the later ones take what was measured; TRIBUTARY_NETWORK
+// names a profile instead.
 TEST(Selection, TheNetworkIsLearntAtStartUp) {
   if (Size() < 2) GTEST_SKIP() << "one rank spans one node";
   using tributary::detail::NetworkProfile;
@@ -385,16 +434,30 @@ TEST(Selection, TheNetworkIsLearntAtStartUp) {
       sizes = sizes && first.inter[i].second > 0 &&
               (i == 0 || first.inter[i].first == 2 * first.inter[i - 1].first);
     TRIBUTARY_EXPECT_ALL(sizes);
+    // Nodes of one rank: nothing within a node to measure; that table and the library's
+    // own costs stay the built-in profile's, on every rank.
+    const NetworkProfile builtin = NetworkProfile::Parse(SelectionTree::ClusterJson(), "built-in");
+    TRIBUTARY_EXPECT_ALL(first.intra == builtin.intra && first.send == builtin.send &&
+                         first.receive == builtin.receive && first.test == builtin.test &&
+                         first.combine == builtin.combine && first.injection == 0);
+    // The bursts: one figure per size, none negative, none above a larger size's.
+    bool bursts = first.burst.size() == tributary::detail::kBurstSizes;
+    for (std::size_t i = 0; bursts && i < first.burst.size(); ++i)
+      bursts = first.burst[i].first == first.inter[i].first && first.burst[i].second >= 0 &&
+               (i == 0 || first.burst[i].second >= first.burst[i - 1].second);
+    TRIBUTARY_EXPECT_ALL(bursts);
   }
   {
     tributary::Context again(o);  // kept: the same figures on every rank
     const NetworkProfile* net = tributary::detail::StartupNetwork();
-    TRIBUTARY_EXPECT_ALL(net && net->inter == first.inter && net->intra == first.intra);
+    TRIBUTARY_EXPECT_ALL(net && net->inter == first.inter && net->intra == first.intra &&
+                         net->burst == first.burst);
   }
   const std::string file = std::string(TRIBUTARY_TEST_TMP) + "/slow-network.json";
   if (Rank() == 0) {
     std::ofstream out(file);
-    out << R"({"inter_node": [[8, 2e-5], [1048576, 1e-3]], "intra_node": [[8, 1e-6], [1048576, 1e-4]]})";
+    out << R"({"inter_node": [[8, 2e-5], [1048576, 1e-3]], "intra_node": [[8, 1e-6], [1048576, 1e-4]],
+              "burst": [[8, 1e-8], [65536, 1e-5]]})";
   }
   tributary::testing::Barrier();
   setenv("TRIBUTARY_NETWORK", file.c_str(), 1);
@@ -402,6 +465,7 @@ TEST(Selection, TheNetworkIsLearntAtStartUp) {
     tributary::Context slow(o);
     const NetworkProfile* net = tributary::detail::StartupNetwork();
     TRIBUTARY_EXPECT_ALL(net && net->inter.size() == 2 && net->inter[0].second == 2e-5 &&
+                         net->burst.size() == 2 && net->burst[1].second == 1e-5 &&
                          net->source == file);
   }
   if (Rank() == 0) setenv("TRIBUTARY_NETWORK", (file + ".missing").c_str(), 1);
