@@ -126,6 +126,16 @@ void P2PSchedule::PostRecv(void* buf, std::size_t bytes, int source, int tag_off
   if (args_.rounds) args_.rounds->Post(source, bytes, false);
 }
 
+int P2PSchedule::FoldIn(int rem, const void* mine, void* incoming, std::size_t bytes) {
+  if (rank_ >= 2 * rem) return rank_ - rem;
+  if (rank_ % 2 == 0) {
+    PostSend(mine, bytes, rank_ + 1, 0);
+    return -1;
+  }
+  PostRecv(incoming, bytes, rank_ - 1, 0);
+  return rank_ / 2;
+}
+
 bool P2PSchedule::RequestsDone() {
   if (requests_.empty()) return true;
   // With the short-message signal the receives' statuses are kept for their sizes.

@@ -50,6 +50,12 @@ class P2PSchedule : public Schedule {
                 MPI_Request* request = nullptr);
   void PostRecv(void* buf, std::size_t bytes, int source, int tag_offset,
                 MPI_Request* request = nullptr);
+  /// The fold-in that brings size_ ranks to a core of size_ − rem (rem ≤ size_ / 2): ranks
+  /// 2i and 2i + 1 (i < rem) pair up, the even one posting its value `mine` to the odd one,
+  /// which receives it into `incoming` and stands for both as newrank i; a rank from 2·rem
+  /// on is newrank rank − rem. Returns this rank's newrank, −1 for a rank folded into its
+  /// partner. Tag offset 0.
+  int FoldIn(int rem, const void* mine, void* incoming, std::size_t bytes);
   /// The end of a schedule that folded some ranks into others: posts the result to `dest`
   /// when `hand_over`. True when it did (the schedule then waits for that send).
   bool HandOver(bool hand_over, const void* buf, std::size_t bytes, int dest, int tag_offset) {

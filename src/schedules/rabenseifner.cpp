@@ -28,17 +28,10 @@ void RabenseifnerSchedule::Start() {
     step_ = Step::done;
     return;
   }
+  newrank_ = FoldIn(rem_, Data(), Scratch(bytes), bytes);
   if (rank_ < 2 * rem_) {
     step_ = Step::fold_in;
-    if (rank_ % 2 == 0) {
-      PostSend(Data(), bytes, rank_ + 1, 0);
-      newrank_ = -1;
-    } else {
-      PostRecv(Scratch(bytes), bytes, rank_ - 1, 0);
-      newrank_ = rank_ / 2;
-    }
   } else {
-    newrank_ = rank_ - rem_;
     step_ = Step::scatter;
     PostScatter();
   }

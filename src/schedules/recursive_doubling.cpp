@@ -85,17 +85,12 @@ void RecursiveDoublingSchedule::Start() {
     return;
   }
   unsigned char* mine = gather ? Result() + bytes * static_cast<std::size_t>(rank_) : Data();
+  // An odd rank that folds in receives its partner's block just before its own (allgather).
+  unsigned char* incoming = !gather ? Incoming(bytes) : rank_ > 0 ? mine - bytes : nullptr;
+  newrank_ = FoldIn(rem_, mine, incoming, bytes);
   if (rank_ < 2 * rem_) {
     step_ = Step::fold_in;
-    if (rank_ % 2 == 0) {
-      PostSend(mine, bytes, rank_ + 1, 0);
-      newrank_ = -1;
-    } else {
-      PostRecv(gather ? mine - bytes : Incoming(bytes), bytes, rank_ - 1, 0);
-      newrank_ = rank_ / 2;
-    }
   } else {
-    newrank_ = rank_ - rem_;
     step_ = Step::exchange;
     PostExchange();
   }

@@ -71,17 +71,10 @@ void RecursiveMultiplyingSchedule::Start() {
     return;
   }
   const std::size_t bytes = Bytes(args_.payload.count);
+  newrank_ = FoldIn(rem_, Data(), Scratch(bytes), bytes);
   if (rank_ < 2 * rem_) {
     step_ = Step::fold_in;
-    if (rank_ % 2 == 0) {
-      PostSend(Data(), bytes, rank_ + 1, 0);
-      newrank_ = -1;
-    } else {
-      PostRecv(Scratch(bytes), bytes, rank_ - 1, 0);
-      newrank_ = rank_ / 2;
-    }
   } else {
-    newrank_ = rank_ - rem_;
     step_ = Step::exchange;
     PostExchange();
   }
