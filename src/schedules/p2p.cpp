@@ -126,8 +126,8 @@ void P2PSchedule::PostRecv(void* buf, std::size_t bytes, int source, int tag_off
   if (args_.rounds) args_.rounds->Post(source, bytes, false);
 }
 
-int P2PSchedule::FoldIn(int rem, const void* mine, void* incoming, std::size_t bytes) {
-  if (rank_ >= 2 * rem) return rank_ - rem;
+int P2PSchedule::FoldIn(const void* mine, void* incoming, std::size_t bytes) {
+  if (!InFold()) return rank_ - rem_;
   if (rank_ % 2 == 0) {
     PostSend(mine, bytes, rank_ + 1, 0);
     return -1;

@@ -50,12 +50,18 @@ class P2PSchedule : public Schedule {
                 MPI_Request* request = nullptr);
   void PostRecv(void* buf, std::size_t bytes, int source, int tag_offset,
                 MPI_Request* request = nullptr);
-  /// The fold-in that brings size_ ranks to a core of size_ − rem (rem ≤ size_ / 2): ranks
-  /// 2i and 2i + 1 (i < rem) pair up, the even one posting its value `mine` to the odd one,
-  /// which receives it into `incoming` and stands for both as newrank i; a rank from 2·rem
-  /// on is newrank rank − rem. Returns this rank's newrank, −1 for a rank folded into its
-  /// partner. Tag offset 0.
-  int FoldIn(int rem, const void* mine, void* incoming, std::size_t bytes);
+  /// The fold-in that brings size_ ranks to a core of size_ − rem_ (rem_ ≤ size_ / 2, set
+  /// by the schedule's Start): ranks 2i and 2i + 1 (i < rem_) pair up, the even one posting
+  /// its value `mine` to the odd one, which receives it into `incoming` and stands for both
+  /// as newrank i; a rank from 2·rem_ on is newrank rank − rem_. Returns this rank's
+  /// newrank, −1 for a rank folded into its partner. Tag offset 0.
+  int FoldIn(const void* mine, void* incoming, std::size_t bytes);
+  /// Whether this rank is one of a folded pair (FoldIn).
+  bool InFold() const noexcept { return rank_ < 2 * rem_; }
+  /// The rank that stands for core rank `newrank`: the odd one of a folded pair.
+  int CoreRank(int newrank) const noexcept {
+    return newrank < rem_ ? 2 * newrank + 1 : newrank + rem_;
+  }
   /// The end of a schedule that folded some ranks into others: posts the result to `dest`
   /// when `hand_over`. True when it did (the schedule then waits for that send).
   bool HandOver(bool hand_over, const void* buf, std::size_t bytes, int dest, int tag_offset) {
@@ -90,6 +96,8 @@ class P2PSchedule : public Schedule {
   ScheduleArgs args_;
   int rank_ = 0;
   int size_ = 1;
+  /// Ranks folded in pairs before a core of size_ − rem_ (FoldIn); 0 where none fold.
+  int rem_ = 0;
   std::vector<unsigned char> scratch_;  // grown on demand, kept across generations
   std::vector<MPI_Request> requests_;
   /// This generation finishes each element where it is completed and gathers finished

@@ -28,8 +28,8 @@ void RabenseifnerSchedule::Start() {
     step_ = Step::done;
     return;
   }
-  newrank_ = FoldIn(rem_, Data(), Scratch(bytes), bytes);
-  if (rank_ < 2 * rem_) {
+  newrank_ = FoldIn(Data(), Scratch(bytes), bytes);
+  if (InFold()) {
     step_ = Step::fold_in;
   } else {
     step_ = Step::scatter;
@@ -135,7 +135,7 @@ bool RabenseifnerSchedule::Progress() {
         if (!rounds_.empty()) {
           PostGather();
         } else {  // an odd rank hands the result to the even rank folded into it
-          const bool odd = rank_ < 2 * rem_;
+          const bool odd = InFold();
           step_ = HandOver(odd, Gathered(), GatheredBytes(count), rank_ - 1, 3) ? Step::fold_out
                                                                                 : Step::done;
         }

@@ -34,10 +34,9 @@ class RabenseifnerSchedule : public P2PSchedule {
   void PostScatter();
   void PostGather();
   void CombineRound();
-  int ToRank(int newrank) const { return newrank < rem_ ? 2 * newrank + 1 : newrank + rem_; }
   /// The group member whose digit is j, in this rank's group of the round.
   int Member(const Round& r, int j) const {
-    return ToRank(newrank_ - Digit(r) * r.stride + j * r.stride);
+    return CoreRank(newrank_ - Digit(r) * r.stride + j * r.stride);
   }
   int Digit(const Round& r) const { return newrank_ / r.stride % r.group; }
   /// The start of part j of the round's range split in `group` parts.
@@ -47,7 +46,7 @@ class RabenseifnerSchedule : public P2PSchedule {
   unsigned char* Slot(int j) { return scratch_.data() + static_cast<std::size_t>(j) * slot_bytes_; }
 
   Step step_ = Step::done;
-  int pof2_ = 1, rem_ = 0, newrank_ = -1, radix_ = 2, stride_ = 1;
+  int pof2_ = 1, newrank_ = -1, radix_ = 2, stride_ = 1;
   std::size_t lo_ = 0, hi_ = 0;  // the range this rank holds
   std::vector<Round> rounds_;    // the reduce-scatter rounds done, in order
   std::size_t slot_bytes_ = 0;   // scratch per group member in the current round

@@ -13,14 +13,14 @@ RecursiveDoublingSchedule::RecursiveDoublingSchedule(const ScheduleArgs& args)
     : P2PSchedule(args) {}
 
 void RecursiveDoublingSchedule::PostExchange() {
-  partner_ = ToRank(newrank_ ^ mask_);
+  partner_ = CoreRank(newrank_ ^ mask_);
   if (args_.collective == Collective::allgather) {
     // Both hold the blocks of a contiguous range of ranks: the newranks of their group.
     const std::size_t block = Bytes(args_.payload.count);
     const auto range = [&](int newrank, std::size_t* off, std::size_t* len) {
       const int first = newrank & ~(mask_ - 1), last = first + mask_ - 1;
       *off = block * static_cast<std::size_t>(FirstRank(first));
-      *len = block * static_cast<std::size_t>(ToRank(last) + 1 - FirstRank(first));
+      *len = block * static_cast<std::size_t>(CoreRank(last) + 1 - FirstRank(first));
     };
     std::size_t off = 0, len = 0;
     range(newrank_ ^ mask_, &off, &len);
@@ -87,8 +87,8 @@ void RecursiveDoublingSchedule::Start() {
   unsigned char* mine = gather ? Result() + bytes * static_cast<std::size_t>(rank_) : Data();
   // An odd rank that folds in receives its partner's block just before its own (allgather).
   unsigned char* incoming = !gather ? Incoming(bytes) : rank_ > 0 ? mine - bytes : nullptr;
-  newrank_ = FoldIn(rem_, mine, incoming, bytes);
-  if (rank_ < 2 * rem_) {
+  newrank_ = FoldIn(mine, incoming, bytes);
+  if (InFold()) {
     step_ = Step::fold_in;
   } else {
     step_ = Step::exchange;
@@ -138,9 +138,8 @@ bool RecursiveDoublingSchedule::Progress() {
         if (mask_ < pof2_) {
           PostExchange();
         } else {  // an odd rank hands the result to the even rank folded into it
-          step_ = HandOver(rank_ < 2 * rem_, apart_ ? Mine() : all, bytes, rank_ - 1, 2)
-                      ? Step::fold_out
-                      : Step::done;
+          step_ = HandOver(InFold(), apart_ ? Mine() : all, bytes, rank_ - 1, 2) ? Step::fold_out
+                                                                                 : Step::done;
           if (step_ == Step::done) Settle();
         }
         continue;

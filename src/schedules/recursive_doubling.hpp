@@ -19,7 +19,6 @@ class RecursiveDoublingSchedule final : public P2PSchedule {
  private:
   enum class Step { fold_in, exchange, fold_out, done };
   void PostExchange();
-  int ToRank(int newrank) const { return newrank < rem_ ? 2 * newrank + 1 : newrank + rem_; }
   int FirstRank(int newrank) const { return newrank < rem_ ? 2 * newrank : newrank + rem_; }
   unsigned char* Result() const { return static_cast<unsigned char*>(args_.result); }
   // With the short-message signal (ScheduleArgs::missed) the data stays untouched until the
@@ -33,7 +32,7 @@ class RecursiveDoublingSchedule final : public P2PSchedule {
   bool apart_ = false;
   unsigned char* acc_ = nullptr;
   unsigned char* spare_[2] = {nullptr, nullptr};
-  int pof2_ = 1, rem_ = 0, newrank_ = -1, mask_ = 1, partner_ = -1;
+  int pof2_ = 1, newrank_ = -1, mask_ = 1, partner_ = -1;
 };
 
 }  // namespace tributary::detail

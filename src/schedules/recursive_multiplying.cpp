@@ -1,6 +1,5 @@
 #include "schedules/recursive_multiplying.hpp"
 
-#include <algorithm>
 #include <cstring>
 
 #include "tributary/errors.hpp"
@@ -30,9 +29,9 @@ void RecursiveMultiplyingSchedule::PostExchange() {
   Scratch(bytes * static_cast<std::size_t>(group - 1));
   // Receives first: under SMPI the round's requests are tested in order (RequestsDone).
   for (int e = 0; e < group; ++e)
-    if (e != digit_) PostRecv(Slot(e), bytes, ToRank(base + e * stride_), 1);
+    if (e != digit_) PostRecv(Slot(e), bytes, CoreRank(base + e * stride_), 1);
   for (int e = 0; e < group; ++e)
-    if (e != digit_) PostSend(Data(), bytes, ToRank(base + e * stride_), 1);
+    if (e != digit_) PostSend(Data(), bytes, CoreRank(base + e * stride_), 1);
 }
 
 // The group's values combined in member order, x0 ∘ x1 ∘ …, into the data: each step
@@ -50,19 +49,9 @@ void RecursiveMultiplyingSchedule::CombineGroup() {
 
 void RecursiveMultiplyingSchedule::Start() {
   ResetRequests();
-  radix_ = args_.params.radix;
-  if (radix_ < 2) throw UsageError("ScheduleParams::radix must be at least 2");
-  radix_ = std::min(radix_, std::max(2, size_));
-  // The core: radix^full_ · last_ ranks, the largest such count not above size_.
-  long long power = 1;
-  full_ = 0;
-  while (power * radix_ <= size_) {
-    power *= radix_;
-    ++full_;
-  }
-  last_ = static_cast<int>(size_ / power);
-  const int core = static_cast<int>(power) * last_;
-  rem_ = size_ - core;
+  if (args_.params.radix < 2) throw UsageError("ScheduleParams::radix must be at least 2");
+  core_ = MultiplyingCore(size_, args_.params.radix);  // per generation: a rearm may change it
+  rem_ = core_.rem;
   round_ = 0;
   stride_ = 1;
   digit_ = 0;
@@ -71,8 +60,8 @@ void RecursiveMultiplyingSchedule::Start() {
     return;
   }
   const std::size_t bytes = Bytes(args_.payload.count);
-  newrank_ = FoldIn(rem_, Data(), Scratch(bytes), bytes);
-  if (rank_ < 2 * rem_) {
+  newrank_ = FoldIn(Data(), Scratch(bytes), bytes);
+  if (InFold()) {
     step_ = Step::fold_in;
   } else {
     step_ = Step::exchange;
@@ -102,11 +91,10 @@ bool RecursiveMultiplyingSchedule::Progress() {
         CombineGroup();
         stride_ *= group;
         ++round_;
-        if (round_ < full_ || (round_ == full_ && last_ > 1)) {
+        if (round_ < core_.Rounds()) {
           PostExchange();
         } else {  // an odd rank hands the result to the even rank folded into it
-          step_ =
-              HandOver(rank_ < 2 * rem_, Data(), bytes, rank_ - 1, 2) ? Step::fold_out : Step::done;
+          step_ = HandOver(InFold(), Data(), bytes, rank_ - 1, 2) ? Step::fold_out : Step::done;
         }
         continue;
       }

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "schedules/multiplying_core.hpp"
 #include "tributary/errors.hpp"
 
 namespace tributary::detail {
@@ -88,22 +89,15 @@ double RecursiveDoubling(const Shape& s, const NetworkProfile& net, double n, bo
   return t;
 }
 
-// Recursive multiplying: rounds in groups of k (then one of j = ⌊p / k^a⌋), an exchange
-// with the group's other members each, after the fold of p − k^a·j pairs.
+// Recursive multiplying: the rounds of MultiplyingCore, an exchange with the group's other
+// members each, after the fold of its `rem` pairs.
 double RecursiveMultiplying(const Shape& s, const NetworkProfile& net, double n, int k) {
-  k = std::min(std::max(2, k), s.p);
-  long power = 1;
-  int full = 0;
-  while (power * k <= s.p) {
-    power *= k;
-    ++full;
-  }
-  const int last = static_cast<int>(s.p / power);
+  const MultiplyingCore core(s.p, k);
   double t = 0;
-  if (s.p > power * last) t += 2 * Exchange(net, 1, s.per_node >= 2 ? 0 : 1, n, 1, 0);
+  if (core.rem > 0) t += 2 * Exchange(net, 1, s.per_node >= 2 ? 0 : 1, n, 1, 0);
   long stride = 1;
-  for (int round = 0; round < full + (last > 1 ? 1 : 0); ++round) {
-    const int group = round < full ? k : last;
+  for (int round = 0; round < core.Rounds(); ++round) {
+    const int group = core.Group(round);
     const int inter = group - SameNode(s, static_cast<int>(stride), group);
     t += Exchange(net, group - 1, inter, n, s.per_node, (group - 1) * n);
     stride *= group;
