@@ -761,7 +761,8 @@ TEST(Schedules, SchedulesThatDoNotApplyAreClearErrors) {
 }
 
 TEST(Schedules, BadParametersAreClearErrors) {
-  for (auto kind : {ScheduleKind::knomial, ScheduleKind::rabenseifner}) {
+  for (auto kind :
+       {ScheduleKind::knomial, ScheduleKind::rabenseifner, ScheduleKind::recursive_multiplying}) {
     tributary::ContextOptions o;
     o.allreduce_schedule = kind;
     o.schedule_params.radix = 1;
