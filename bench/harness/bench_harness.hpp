@@ -109,7 +109,8 @@ class CommandLine {
 };
 
 /// `base` with iteration and warm-up counts for one message of `bytes` that keep a
-/// variant near 0.1-0.3 s per repetition on the development machine (`quick`: unchanged).
+/// variant's repetition near 0.4-10 ms at 2 ranks on the development machine (`quick`:
+/// unchanged).
 Options ForMessage(Options base, std::size_t bytes, bool quick);
 
 /// The median time of `variant` among `results` (the first such row), 0 when absent.
