@@ -261,9 +261,12 @@ TEST(Selection, AnInvalidFileFailsTheContextOnEveryRankBeforeAnythingStarts) {
 
 // The single-machine tree at 2 ranks keeps messages under Open MPI's shared-memory eager
 // limit (4 KiB with its header) where it can: whole messages up to 4032 bytes, halves from
-// there up to 8064 (Rabenseifner, the reduce-scatter and gather), whole ones again above.
-// An allreduce at 4 and 8 ranks does the same, and takes Rabenseifner from 64 KiB; 3 ranks
-// keep the 4-nomial tree and the ring (docs/selection.md, "The built-in tree").
+// there up to 8064 (Rabenseifner, the reduce-scatter and gather), whole ones again above;
+// above 32 KiB and up to 1 MiB a commutative allreduce takes the ring, another one
+// Rabenseifner, and above 1 MiB both take Rabenseifner. At 4 and 8 ranks an allreduce
+// splits at the eager limit too, takes Rabenseifner from 64 KiB and, when commutative, the
+// ring above 1 MiB; 3 ranks keep the 4-nomial tree up to 256 KiB, then the ring
+// (docs/selection.md, "The built-in tree").
 TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
   const SelectionTree tree = SelectionTree::Parse(SelectionTree::DefaultJson());
   tributary::SelectionFacts two, three;
@@ -271,19 +274,29 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
   two.ranks_per_node = 2;
   three.comm_size = 3;
   three.ranks_per_node = 3;
-  auto kind = [&](const tributary::SelectionFacts& f, Collective c, std::size_t bytes) {
+  auto kind = [&](const tributary::SelectionFacts& f, Collective c, std::size_t bytes,
+                  bool commutative = true) {
     SelectionInput in;
     in.bytes = bytes;
+    in.commutative = commutative;
     return tree.Prune(f, c).Select(in).kind;
   };
   const std::pair<std::size_t, ScheduleKind> allreduce[] = {
-      {8, ScheduleKind::recursive_doubling},    {3072, ScheduleKind::recursive_doubling},
-      {4032, ScheduleKind::recursive_doubling}, {4033, ScheduleKind::rabenseifner},
-      {4096, ScheduleKind::rabenseifner},       {8064, ScheduleKind::rabenseifner},
-      {8192, ScheduleKind::recursive_doubling}, {24576, ScheduleKind::recursive_doubling},
-      {32768, ScheduleKind::rabenseifner},      {1 << 20, ScheduleKind::rabenseifner}};
+      {8, ScheduleKind::recursive_doubling},
+      {3072, ScheduleKind::recursive_doubling},
+      {4032, ScheduleKind::recursive_doubling},
+      {4033, ScheduleKind::rabenseifner},
+      {4096, ScheduleKind::rabenseifner},
+      {8064, ScheduleKind::rabenseifner},
+      {8192, ScheduleKind::recursive_doubling},
+      {32768, ScheduleKind::recursive_doubling},
+      {32776, ScheduleKind::ring},
+      {1 << 20, ScheduleKind::ring},
+      {(1 << 20) + 8, ScheduleKind::rabenseifner}};
   for (const auto& [bytes, want] : allreduce)
     EXPECT_EQ(kind(two, Collective::allreduce, bytes), want) << "allreduce of " << bytes << " B";
+  EXPECT_EQ(kind(two, Collective::allreduce, 32776, false), ScheduleKind::rabenseifner);
+  EXPECT_EQ(kind(two, Collective::allreduce, 1 << 20, false), ScheduleKind::rabenseifner);
   const std::pair<std::size_t, ScheduleKind> reduce[] = {
       {8, ScheduleKind::binomial},
       {4032, ScheduleKind::binomial},
@@ -294,7 +307,10 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
   for (const auto& [bytes, want] : reduce)
     EXPECT_EQ(kind(two, Collective::reduce, bytes), want) << "reduce of " << bytes << " B";
   EXPECT_EQ(kind(three, Collective::allreduce, 4096), ScheduleKind::knomial);
+  EXPECT_EQ(kind(three, Collective::allreduce, 256 << 10), ScheduleKind::knomial);
+  EXPECT_EQ(kind(three, Collective::allreduce, (256 << 10) + 8), ScheduleKind::ring);
   EXPECT_EQ(kind(three, Collective::allreduce, 1 << 20), ScheduleKind::ring);
+  EXPECT_EQ(kind(three, Collective::allreduce, 1 << 20, false), ScheduleKind::rabenseifner);
   EXPECT_EQ(kind(three, Collective::reduce, 4096), ScheduleKind::knomial);
   EXPECT_EQ(kind(three, Collective::reduce, 2 << 20), ScheduleKind::binomial);
   EXPECT_EQ(kind(three, Collective::reduce, (2 << 20) + 8), ScheduleKind::pipelined_tree);
@@ -307,10 +323,12 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
         {4033, ScheduleKind::rabenseifner},  {8064, ScheduleKind::rabenseifner},
         {8192, ScheduleKind::knomial},       {16384, ScheduleKind::knomial},
         {32768, ScheduleKind::knomial},      {65536, ScheduleKind::knomial},
-        {65544, ScheduleKind::rabenseifner}, {1 << 20, ScheduleKind::rabenseifner}};
+        {65544, ScheduleKind::rabenseifner}, {1 << 20, ScheduleKind::rabenseifner},
+        {(1 << 20) + 8, ScheduleKind::ring}, {4 << 20, ScheduleKind::ring}};
     for (const auto& [bytes, want] : wide)
       EXPECT_EQ(kind(pow2, Collective::allreduce, bytes), want)
           << "allreduce of " << bytes << " B at " << ranks << " ranks";
+    EXPECT_EQ(kind(pow2, Collective::allreduce, 4 << 20, false), ScheduleKind::rabenseifner);
     EXPECT_EQ(kind(pow2, Collective::reduce, 4096), ScheduleKind::knomial);
   }
 }
