@@ -262,10 +262,10 @@ TEST(Selection, AnInvalidFileFailsTheContextOnEveryRankBeforeAnythingStarts) {
 // The single-machine tree at 2 ranks keeps messages under Open MPI's shared-memory eager
 // limit (4 KiB with its header) where it can: whole messages up to 4032 bytes, halves from
 // there up to 8064 (Rabenseifner, the reduce-scatter and gather), whole ones again above;
-// above 32 KiB and up to 1 MiB a commutative allreduce takes the ring, another one
-// Rabenseifner, and above 1 MiB both take Rabenseifner. At 4 and 8 ranks an allreduce
-// splits at the eager limit too, takes Rabenseifner from 64 KiB and, when commutative, the
-// ring above 1 MiB; 3 ranks keep the 4-nomial tree up to 256 KiB, then the ring
+// above 32 KiB a commutative allreduce takes the ring, another one Rabenseifner. At 4 and 8
+// ranks an allreduce splits at the eager limit too, takes Rabenseifner from 64 KiB and,
+// when commutative, the ring above 1 MiB; 3 ranks keep the 4-nomial tree up to 256 KiB,
+// then the ring. A reduce at 3 and 4 ranks keeps the 4-nomial tree up to 2 MiB
 // (docs/selection.md, "The built-in tree").
 TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
   const SelectionTree tree = SelectionTree::Parse(SelectionTree::DefaultJson());
@@ -292,11 +292,11 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
       {32768, ScheduleKind::recursive_doubling},
       {32776, ScheduleKind::ring},
       {1 << 20, ScheduleKind::ring},
-      {(1 << 20) + 8, ScheduleKind::rabenseifner}};
+      {4 << 20, ScheduleKind::ring}};
   for (const auto& [bytes, want] : allreduce)
     EXPECT_EQ(kind(two, Collective::allreduce, bytes), want) << "allreduce of " << bytes << " B";
   EXPECT_EQ(kind(two, Collective::allreduce, 32776, false), ScheduleKind::rabenseifner);
-  EXPECT_EQ(kind(two, Collective::allreduce, 1 << 20, false), ScheduleKind::rabenseifner);
+  EXPECT_EQ(kind(two, Collective::allreduce, 4 << 20, false), ScheduleKind::rabenseifner);
   const std::pair<std::size_t, ScheduleKind> reduce[] = {
       {8, ScheduleKind::binomial},
       {4032, ScheduleKind::binomial},
@@ -312,7 +312,7 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
   EXPECT_EQ(kind(three, Collective::allreduce, 1 << 20), ScheduleKind::ring);
   EXPECT_EQ(kind(three, Collective::allreduce, 1 << 20, false), ScheduleKind::rabenseifner);
   EXPECT_EQ(kind(three, Collective::reduce, 4096), ScheduleKind::knomial);
-  EXPECT_EQ(kind(three, Collective::reduce, 2 << 20), ScheduleKind::binomial);
+  EXPECT_EQ(kind(three, Collective::reduce, 2 << 20), ScheduleKind::knomial);
   EXPECT_EQ(kind(three, Collective::reduce, (2 << 20) + 8), ScheduleKind::pipelined_tree);
   for (const int ranks : {4, 8}) {
     tributary::SelectionFacts pow2;
@@ -330,6 +330,11 @@ TEST(Selection, TheBuiltInTreeSplitsJustAboveTheEagerLimit) {
           << "allreduce of " << bytes << " B at " << ranks << " ranks";
     EXPECT_EQ(kind(pow2, Collective::allreduce, 4 << 20, false), ScheduleKind::rabenseifner);
     EXPECT_EQ(kind(pow2, Collective::reduce, 4096), ScheduleKind::knomial);
+    // A reduce at 4 ranks keeps the 4-nomial tree (one round) up to 2 MiB, at 8 the
+    // binomial tree from 64 KiB.
+    EXPECT_EQ(kind(pow2, Collective::reduce, 2 << 20),
+              ranks == 4 ? ScheduleKind::knomial : ScheduleKind::binomial);
+    EXPECT_EQ(kind(pow2, Collective::reduce, (2 << 20) + 8), ScheduleKind::pipelined_tree);
   }
 }
 
