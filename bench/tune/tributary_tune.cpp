@@ -1,7 +1,7 @@
 // tributary-tune: measures every schedule of every collective on this machine and
 // communicator, and writes a selection tree that picks the fastest at each message size.
 //
-//   mpiexec -n 8 tributary-tune --output tuned.json [--max-bytes 4194304] [--quick]
+//   mpiexec -n 8 tributary-tune --output tuned.json [--max-bytes 4194304] [--runs 5] [--quick]
 //   then: TRIBUTARY_SELECTION=tuned.json  (or ContextOptions::selection_file)
 //   mpiexec -n 32 tributary-tune --network profile.json   (two nodes or more)
 //   then: TRIBUTARY_NETWORK=profile.json  (the cluster selection's cost model reads it)
@@ -9,8 +9,10 @@
 // The written tree holds the measured choices under "comm_size" for this communicator's
 // size and the built-in tree for every other size. Per collective and message size the
 // candidates run interleaved through the benchmark harness (median of repetitions, every
-// result checked); a non-commutative operator gets the fastest order-keeping schedule.
-// Message sizes between two measured ones switch at their geometric mean. Before it exits
+// result checked); a non-commutative operator gets the fastest order-keeping schedule. With
+// --runs N every size is measured in N sweeps and the schedule that took more than 1.1x the
+// fastest in the fewest of them wins (Winner). Message sizes between two measured ones
+// switch at their geometric mean. Before it exits
 // the tuner loads the written file into a Context and checks that it selects the measured
 // winners.
 #include <algorithm>
@@ -192,19 +194,49 @@ tb::Options ForTune(std::size_t bytes, const tb::Options& base, bool quick) {
   return o;
 }
 
-// The fastest candidate per size among those `allowed`.
-std::vector<std::size_t> Winners(const std::vector<std::vector<double>>& t,
-                                 const std::vector<Candidate>& cands, bool order_keeping_only) {
-  std::vector<std::size_t> w;
-  for (const auto& row : t) {
-    std::size_t best = cands.size();
+// A ratio above this to the fastest schedule counts as a miss.
+constexpr double kMissRatio = 1.1;
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// The candidate picked at one size from its runs ([run][variant], the candidates first):
+// among those allowed, the one that took more than kMissRatio times the run's fastest
+// allowed candidate in the fewest runs, then the one with the lowest median of those
+// ratios. With one run, the fastest.
+std::size_t Winner(const std::vector<std::vector<tb::Result>>& runs,
+                   const std::vector<Candidate>& cands, bool order_keeping_only) {
+  const auto allowed = [&](std::size_t k) {
+    return !order_keeping_only || tributary::IsOrderKeeping(cands[k].kind);
+  };
+  std::vector<int> misses(cands.size(), 0);
+  std::vector<std::vector<double>> ratios(cands.size());
+  for (const auto& run : runs) {
+    double fastest = 0;
+    for (std::size_t k = 0; k < cands.size(); ++k)
+      if (allowed(k) && (fastest == 0 || run[k].median_s < fastest)) fastest = run[k].median_s;
     for (std::size_t k = 0; k < cands.size(); ++k) {
-      if (order_keeping_only && !tributary::IsOrderKeeping(cands[k].kind)) continue;
-      if (best == cands.size() || row[k] < row[best]) best = k;
+      if (!allowed(k) || fastest <= 0) continue;
+      ratios[k].push_back(run[k].median_s / fastest);
+      misses[k] += ratios[k].back() > kMissRatio;
     }
-    w.push_back(best);
   }
-  return w;
+  std::size_t best = cands.size();
+  double best_median = 0;
+  for (std::size_t k = 0; k < cands.size(); ++k) {
+    if (!allowed(k)) continue;
+    const double m = Median(ratios[k]);
+    if (best == cands.size() || misses[k] < misses[best] ||
+        (misses[k] == misses[best] && m < best_median)) {
+      best = k;
+      best_median = m;
+    }
+  }
+  return best;
 }
 
 // A msg_size level (or a single leaf): the winner at sizes[i] covers sizes up to the
@@ -496,6 +528,15 @@ int main(int argc, char** argv) {
                   "Measure these message sizes in bytes instead (multiples of 8: doubles; "
                   "comma-separated, e.g. 2048,4096,8192); the tree written covers them")
       ->delimiter(',');
+  int runs = 1;
+  cl.app
+      .add_option("--runs", runs,
+                  "Measure every size this many times, one sweep over the sizes after another, "
+                  "and pick per size the schedule that took more than 1.1x the fastest in the "
+                  "fewest runs (then the lowest median ratio): steadier where the machine's "
+                  "state changes between runs")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   std::string network;
   cl.app.add_option("--network", network,
                     "Measure the network profile of the cluster selection instead and write it "
@@ -545,6 +586,7 @@ int main(int argc, char** argv) {
       double over_best;         // the tree in use, measured as a variant of its own
       double choice_over_best;  // the candidate it chooses (0: not among the candidates)
       double paired_over_best;  // the tree over the fastest, per repetition (median)
+      int runs_within;          // the runs in which the tree took at most kMissRatio
       tributary::SelectionChoice choice;
     };
     std::vector<TreeRow> tree_rows;
@@ -556,14 +598,18 @@ int main(int argc, char** argv) {
       tributary::ContextOptions tree_options;  // the tree in use: built-in or TRIBUTARY_SELECTION
       tree_options.debug = tributary::DebugLevel::none;
       contexts.push_back(std::make_unique<tributary::Context>(tree_options));
-      std::vector<std::vector<tb::Result>> measured;
-      std::vector<std::vector<double>> t;  // median times: the candidates, then the tree
-      for (std::size_t b : sizes) {
-        measured.push_back(Measure(col.collective, cands, contexts, b, ForTune(b, base, quick)));
-        t.emplace_back();
-        for (const auto& r : measured.back()) t.back().push_back(r.median_s);
+      // [size][run][variant]: the candidates, then the tree; one sweep over the sizes after
+      // another.
+      std::vector<std::vector<std::vector<tb::Result>>> measured(sizes.size());
+      for (int run = 0; run < runs; ++run)
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+          measured[i].push_back(
+              Measure(col.collective, cands, contexts, sizes[i], ForTune(sizes[i], base, quick)));
+      std::vector<std::size_t> any, ordered;
+      for (const auto& m : measured) {
+        any.push_back(Winner(m, cands, false));
+        ordered.push_back(Winner(m, cands, true));
       }
-      const auto any = Winners(t, cands, false), ordered = Winners(t, cands, true);
       Json then;
       if (any == ordered) {
         then = SizeLevel(sizes, any, cands);
@@ -581,15 +627,27 @@ int main(int argc, char** argv) {
             contexts.back()->Selection(col.collective).Select(tributary::SelectionInput{sizes[i]});
         // The candidate that is the tree's choice (a pipelined chain of other segments, or
         // a node-aware leaf, is none of them).
-        double chosen = 0;
+        std::size_t chosen = cands.size();
         for (std::size_t k = 0; k < cands.size(); ++k)
           if (cands[k].kind == choice.kind && !choice.params.node_aware &&
               (!tributary::TakesRadix(choice.kind) || cands[k].radix == choice.params.radix) &&
               (choice.kind != ScheduleKind::pipelined_tree ||
                choice.params.segment_bytes == tributary::ScheduleParams{}.segment_bytes))
-            chosen = t[i][k] / t[i][any[i]];
-        tree_rows.push_back({col.collective, sizes[i], t[i].back() / t[i][any[i]], chosen,
-                             tb::PairedRatio(measured[i].back(), measured[i][any[i]]), choice});
+            chosen = k;
+        // Per run, against that run's fastest candidate; the median over the runs.
+        std::vector<double> tree, own, paired;
+        int within = 0;
+        for (const auto& run : measured[i]) {
+          std::size_t fastest = 0;
+          for (std::size_t k = 1; k < cands.size(); ++k)
+            if (run[k].median_s < run[fastest].median_s) fastest = k;
+          tree.push_back(run.back().median_s / run[fastest].median_s);
+          within += tree.back() <= kMissRatio;
+          if (chosen < cands.size()) own.push_back(run[chosen].median_s / run[fastest].median_s);
+          paired.push_back(tb::PairedRatio(run.back(), run[fastest]));
+        }
+        tree_rows.push_back(
+            {col.collective, sizes[i], Median(tree), Median(own), Median(paired), within, choice});
       }
     }
     if (rank == 0) {
@@ -641,18 +699,24 @@ int main(int argc, char** argv) {
           std::printf("| %s | %s | %s | %s |\n", kCollectives[static_cast<int>(expects[i].c)].name,
                       tb::FormatBytes(expects[i].bytes).c_str(), expects[i].choice.Name().c_str(),
                       expects[i + 1].choice.Name().c_str());
+        const std::string over_runs =
+            runs > 1 ? "; each the median over " + std::to_string(runs) + " runs" : "";
         std::printf(
-            "\n### The tree in use against the fastest schedule at %d ranks (median time ratio)\n\n"
+            "\n### The tree in use against the fastest schedule at %d ranks (median time "
+            "ratio%s)\n\n"
             "| collective | size | tree's choice | time / fastest | the choice's own variant / "
-            "fastest | the tree / fastest per repetition |\n|---|---|---|---|---|---|\n",
-            size);
+            "fastest | the tree / fastest per repetition |%s\n|---|---|---|---|---|---|%s\n",
+            size, over_runs.c_str(), runs > 1 ? " runs within 1.1x |" : "", runs > 1 ? "---|" : "");
         double worst = 0, worst_choice = 0;
         for (const auto& r : tree_rows) {
           char own[32] = "—";
           if (r.choice_over_best > 0) std::snprintf(own, sizeof own, "%.2f", r.choice_over_best);
-          std::printf("| %s | %s | %s | %.2f | %s | %.2f |\n",
+          char within[32] = "";
+          if (runs > 1) std::snprintf(within, sizeof within, " %d of %d |", r.runs_within, runs);
+          std::printf("| %s | %s | %s | %.2f | %s | %.2f |%s\n",
                       kCollectives[static_cast<int>(r.c)].name, tb::FormatBytes(r.bytes).c_str(),
-                      tributary::ToString(r.choice.kind), r.over_best, own, r.paired_over_best);
+                      tributary::ToString(r.choice.kind), r.over_best, own, r.paired_over_best,
+                      within);
           worst = std::max(worst, r.over_best);
           worst_choice =
               std::max(worst_choice, r.choice_over_best > 0 ? r.choice_over_best : r.over_best);
@@ -662,11 +726,12 @@ int main(int argc, char** argv) {
             "the two differ by the noise between two variants that run one schedule)\n",
             worst, worst_choice);
         // The goal: the tree within 1.1x of the fastest schedule in every cell.
-        std::size_t within = 0, choice_within = 0, paired_within = 0;
+        std::size_t within = 0, choice_within = 0, paired_within = 0, every_run = 0;
         const TreeRow* worst_row = nullptr;
         std::vector<double> ratios, paired;
         for (const auto& r : tree_rows) {
           paired_within += r.paired_over_best <= 1.1;
+          every_run += r.runs_within == runs;
           paired.push_back(r.paired_over_best);
           within += r.over_best <= 1.1;
           choice_within += (r.choice_over_best > 0 ? r.choice_over_best : r.over_best) <= 1.1;
@@ -695,6 +760,11 @@ int main(int argc, char** argv) {
                   std::to_string(paired_within) + " of " + cells +
                   " cells within 1.1x; the median cell, and the worst",
               tb::FormatRatio(paired[paired.size() / 2]), tb::FormatRatio(paired.back()));
+          if (runs > 1)
+            goals.Add("cells where the tree took at most 1.1x the fastest in each of the " +
+                          std::to_string(runs) + " runs: " + std::to_string(every_run) + " of " +
+                          cells,
+                      "");
         }
         goals.Print();
         if (wrong == 0)
