@@ -40,11 +40,15 @@ double Quantile(std::vector<double> v, double q) {
 }
 }  // namespace
 
+double Median(std::vector<double> values) {
+  return values.empty() ? 0.0 : Quantile(std::move(values), 0.5);
+}
+
 double PairedRatio(const Result& a, const Result& b) {
   std::vector<double> ratios;
   for (std::size_t k = 0; k < a.repetitions_s.size() && k < b.repetitions_s.size(); ++k)
     if (b.repetitions_s[k] > 0) ratios.push_back(a.repetitions_s[k] / b.repetitions_s[k]);
-  return ratios.empty() ? 0.0 : Quantile(std::move(ratios), 0.5);
+  return Median(std::move(ratios));
 }
 
 void Runner::Run(const std::string& parameter) {

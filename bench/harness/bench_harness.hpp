@@ -113,6 +113,9 @@ class CommandLine {
 /// unchanged).
 Options ForMessage(Options base, std::size_t bytes, bool quick);
 
+/// The median of `values` (the mean of the middle two for an even count), 0 when empty.
+double Median(std::vector<double> values);
+
 /// The median time of `variant` among `results` (the first such row), 0 when absent.
 double MedianOf(const std::vector<Result>& results, const std::string& variant);
 

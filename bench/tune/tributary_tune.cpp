@@ -197,13 +197,6 @@ tb::Options ForTune(std::size_t bytes, const tb::Options& base, bool quick) {
 // A ratio above this to the fastest schedule counts as a miss.
 constexpr double kMissRatio = 1.1;
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
-
 // The candidate picked at one size from its runs ([run][variant], the candidates first):
 // among those allowed, the one that took more than kMissRatio times the run's fastest
 // allowed candidate in the fewest runs, then the one with the lowest median of those
@@ -229,7 +222,7 @@ std::size_t Winner(const std::vector<std::vector<tb::Result>>& runs,
   double best_median = 0;
   for (std::size_t k = 0; k < cands.size(); ++k) {
     if (!allowed(k)) continue;
-    const double m = Median(ratios[k]);
+    const double m = tb::Median(ratios[k]);
     if (best == cands.size() || misses[k] < misses[best] ||
         (misses[k] == misses[best] && m < best_median)) {
       best = k;
@@ -646,8 +639,8 @@ int main(int argc, char** argv) {
           if (chosen < cands.size()) own.push_back(run[chosen].median_s / run[fastest].median_s);
           paired.push_back(tb::PairedRatio(run.back(), run[fastest]));
         }
-        tree_rows.push_back(
-            {col.collective, sizes[i], Median(tree), Median(own), Median(paired), within, choice});
+        tree_rows.push_back({col.collective, sizes[i], tb::Median(tree), tb::Median(own),
+                             tb::Median(paired), within, choice});
       }
     }
     if (rank == 0) {
