@@ -17,7 +17,6 @@
 #include <cstring>
 #include <limits>
 
-#include "tributary/detail/exact/exact_kernels.hpp"
 #include "tributary/detail/exact/exact_window.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

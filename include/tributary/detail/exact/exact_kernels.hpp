@@ -13,16 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace tributary::detail {
+#include "tributary/detail/exact/exact_window.hpp"  // WindowFit
 
-/// What a window's records need to be exact for the values written into them: none of
-/// them a NaN or an infinity, none below the window's lowest digit or with bits below it,
-/// and every magnitude below 2^(hi + 1 - 1074) (hi: the highest bit the window was agreed
-/// for, in units of 2^-1074). `fits` is false when one of them is not.
-struct WindowFit {
-  std::int64_t hi = 0;
-  bool fits = true;
-};
+namespace tributary::detail {
 
 /// True when the kernels run here (x86-64 with AVX2 and FMA).
 bool ExactKernelsAvailable() noexcept;

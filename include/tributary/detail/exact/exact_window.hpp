@@ -37,6 +37,15 @@ struct ExactWindow {
   std::size_t RecordBytes() const noexcept { return 4 * Words(); }
 };
 
+/// What a window's records need to be exact for the values written into them: none of
+/// them a NaN or an infinity, none below the window's lowest digit or with bits below it,
+/// and every magnitude below 2^(hi + 1 - 1074) (hi: the highest bit the window was agreed
+/// for, in units of 2^-1074). `fits` is false when one of them is not.
+struct WindowFit {
+  std::int64_t hi = 0;
+  bool fits = true;
+};
+
 /// The window for terms whose magnitudes have their bits within [lo, hi] (hi < 0: none is
 /// nonzero and finite): the sum of `terms` of them is below 2^(hi + 1 + ceil(lg terms)),
 /// one bit more holds the sign. `special`: some term is a NaN or an infinity.
