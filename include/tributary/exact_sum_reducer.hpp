@@ -6,11 +6,15 @@
 // Determinism::rank_count_independent (Contribute(list, sum) on the host, or
 // ContributeView(list, exec, view, Sum{}) with the sum left in device memory). With
 // ExactSums<K> as its value it sums K values in one pass, each exactly, for a value of K
-// elements (std::array, a C array, a contiguous container).
+// elements (std::array, a C array, a contiguous container). On a GPU backend an exact
+// reduction over an MDRangePolicy runs on FitTiles(policy): Kokkos' default tiles do not fit
+// a value of 576 bytes per thread in shared memory.
 //
 //   tributary::ExactSum part;                                  // or a View<ExactSum, Mem>
-//   Kokkos::parallel_reduce(policy, KOKKOS_LAMBDA(int b, int k, int j, int i,
-//                                                 tributary::ExactSum& s) { s += u(b, k, j, i); },
+//   Kokkos::parallel_reduce(tributary::FitTiles(policy),
+//                           KOKKOS_LAMBDA(int b, int k, int j, int i, tributary::ExactSum& s) {
+//                             s += u(b, k, j, i);
+//                           },
 //                           tributary::ExactSumReducer<>(part));
 //
 // Part of the Kokkos layer: included through tributary/kokkos.hpp.
@@ -23,6 +27,8 @@
 #endif
 
 #include <Kokkos_Core.hpp>
+#include <cstddef>
+#include <type_traits>
 
 #include "tributary/exact_sum.hpp"
 
@@ -93,5 +99,65 @@ ExactSumReducer(const Kokkos::View<ExactSum, P...>&)
 template <std::size_t K, class... P>
 ExactSumReducer(const Kokkos::View<ExactSums<K>, P...>&)
     -> ExactSumReducer<typename Kokkos::View<ExactSums<K>, P...>::memory_space, ExactSums<K>>;
+
+namespace detail {
+
+/// Kokkos' MDRange reduction on a GPU backend runs a block per tile, of the tile's size
+/// rounded up to a power of two, and keeps one value per thread in shared memory:
+/// (threads + 2) values must fit a block's shared memory, and Kokkos does not shrink the
+/// tiles itself. Returns `tiles` (of `rank` dimensions) halved, the largest first, until
+/// values of `value_bytes` fit `shared_bytes`; unchanged where they fit.
+template <class Tiles>
+Tiles TilesFittingSharedMemory(Tiles tiles, int rank, std::size_t value_bytes,
+                               std::size_t shared_bytes) {
+  const auto threads = [&tiles, rank] {
+    std::size_t product = 1, block = 1;
+    for (int d = 0; d < rank; ++d) product *= static_cast<std::size_t>(tiles[d] > 0 ? tiles[d] : 1);
+    while (block < product) block *= 2;
+    return block;
+  };
+  while ((threads() + 2) * value_bytes > shared_bytes) {
+    int largest = 0;
+    for (int d = 1; d < rank; ++d)
+      if (tiles[d] > tiles[largest]) largest = d;
+    if (tiles[largest] <= 1) break;
+    tiles[largest] = (tiles[largest] + 1) / 2;
+  }
+  return tiles;
+}
+
+template <class Policy>
+struct IsMDRange : std::false_type {};
+template <class... P>
+struct IsMDRange<Kokkos::MDRangePolicy<P...>> : std::true_type {};
+
+}  // namespace detail
+
+/// The policy a `parallel_reduce` whose value is a `Value` (an ExactSum by default, or
+/// ExactSums<K>) can launch on. On a GPU backend Kokkos reduces an MDRangePolicy with one
+/// value per thread of a tile in shared memory, and its default tiles (256 threads) do not
+/// fit 576-byte ExactSums: the launch fails ("shared memory request is too large"). This
+/// returns the policy with its tiles halved, the largest first, until the values fit 48 KiB
+/// (CUDA's limit without opting in; HIP has 64). Other policies, host backends and values
+/// that fit: the policy unchanged. Tributary's own kernels (ContributeKernel) do this
+/// themselves; a user's own exact MDRange reduction passes its policy through it:
+///
+///   Kokkos::parallel_reduce(tributary::FitTiles(policy), functor,
+///   tributary::ExactSumReducer<>(s));
+template <class Value = ExactSum, class Policy>
+Policy FitTiles(const Policy& policy) {
+  if constexpr (detail::IsMDRange<Policy>::value) {
+    using Space = typename Policy::execution_space::memory_space;
+    if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space>::accessible) {
+      const auto tiles = detail::TilesFittingSharedMemory(
+          policy.m_tile, static_cast<int>(Policy::rank), sizeof(Value), 48 * 1024);
+      bool same = true;
+      for (int d = 0; d < static_cast<int>(Policy::rank); ++d)
+        same = same && tiles[d] == policy.m_tile[d];
+      if (!same) return Policy(policy.space(), policy.m_lower, policy.m_upper, tiles);
+    }
+  }
+  return policy;
+}
 
 }  // namespace tributary

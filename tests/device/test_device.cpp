@@ -385,6 +385,20 @@ TEST(DevicePartials, ExactSumTilesFitSharedMemory) {
   EXPECT_EQ(small, (Tiles{16, 16, 0, 0}));  // plain values keep the user's tiles
   const Tiles huge = TilesFittingSharedMemory(Tiles{2, 2, 0, 0}, 2, 64 * 1024, shared);
   EXPECT_EQ(huge, (Tiles{1, 1, 0, 0}));  // stops at one thread: Kokkos reports the rest
+  // The public form: a host backend keeps the user's tiles; on a GPU backend the tiles of
+  // an exact MDRange reduction fit (the launch itself runs in DeviceKernels' suite).
+  using MD3 = Kokkos::MDRangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::Rank<3>>;
+  const MD3 md({0, 0, 0}, {64, 64, 64}, {8, 8, 8});
+  const MD3 fitted = tributary::FitTiles(md);
+  std::size_t threads = 1;
+  for (int d = 0; d < 3; ++d) threads *= static_cast<std::size_t>(fitted.m_tile[d]);
+  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                 Kokkos::DefaultExecutionSpace::memory_space>::accessible)
+    EXPECT_EQ(threads, 512u);
+  else
+    EXPECT_LE((threads + 2) * exact, shared);
+  const MD3 pairs = tributary::FitTiles<tributary::ExactSums<2>>(md);
+  EXPECT_EQ(pairs.m_upper[2], 64);  // the bounds stay
 }
 
 // MinLoc / MaxLoc: equal extremes in several lists and ranks; the lowest global index wins.

@@ -124,8 +124,7 @@ void Batch::ContributeSharedKernel(int list, const Policy& policy, const F& f, c
       using Kernel =
           detail::MultiExactKernel<F, K, Args, Form::into_exact || Form::into_exact_array,
                                    !Form::into_exact && Form::into_exact_array>;
-      Kokkos::parallel_reduce("tributary::batch_exact_kernel",
-                              detail::FitTilesToSharedMemory<sizeof(ExactSums<K>)>(policy),
+      Kokkos::parallel_reduce("tributary::batch_exact_kernel", FitTiles<ExactSums<K>>(policy),
                               Kernel{f, to_exact},
                               first.partials_.template SharedScratch<ExactSums<K>, Exec>(list));
     }

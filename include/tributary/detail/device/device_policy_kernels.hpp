@@ -23,6 +23,7 @@
 
 #include "tributary/datatype.hpp"
 #include "tributary/exact_sum.hpp"
+#include "tributary/exact_sum_reducer.hpp"
 
 // Kokkos before 3.7 calls join with volatile arguments; later versions without.
 #if KOKKOS_VERSION < 30700
@@ -69,56 +70,6 @@ struct PolicyArgs<Kokkos::TeamPolicy<P...>> {
   static constexpr bool team = true;
   using Args = ArgList<typename Kokkos::TeamPolicy<P...>::member_type>;
 };
-
-/// Kokkos' MDRange reduction on a GPU backend runs a block per tile, of the tile's size
-/// rounded up to a power of two, and keeps one value per thread in shared memory:
-/// (threads + 2) values must fit a block's shared memory, and Kokkos does not shrink the
-/// tiles itself. Returns `tiles` (of `rank` dimensions) halved, the largest first, until
-/// values of `value_bytes` fit `shared_bytes`; unchanged where they fit.
-template <class Tiles>
-Tiles TilesFittingSharedMemory(Tiles tiles, int rank, std::size_t value_bytes,
-                               std::size_t shared_bytes) {
-  const auto threads = [&tiles, rank] {
-    std::size_t product = 1, block = 1;
-    for (int d = 0; d < rank; ++d) product *= static_cast<std::size_t>(tiles[d] > 0 ? tiles[d] : 1);
-    while (block < product) block *= 2;
-    return block;
-  };
-  while ((threads() + 2) * value_bytes > shared_bytes) {
-    int largest = 0;
-    for (int d = 1; d < rank; ++d)
-      if (tiles[d] > tiles[largest]) largest = d;
-    if (tiles[largest] <= 1) break;
-    tiles[largest] = (tiles[largest] + 1) / 2;
-  }
-  return tiles;
-}
-
-template <class Policy>
-struct IsMDRange : std::false_type {};
-template <class... P>
-struct IsMDRange<Kokkos::MDRangePolicy<P...>> : std::true_type {};
-
-/// The policy a reduction of values of `ValueBytes` bytes runs on: on a GPU backend an
-/// MDRangePolicy's tiles fitted to 48 KiB of shared memory (CUDA's limit without opting
-/// in; HIP has 64). An ExactSum is 576 bytes, so an exact sum over Kokkos' default tiles
-/// (256 threads) failed its launch ("shared memory request is too large", H200). Other
-/// policies, host backends and values that fit keep the user's policy.
-template <std::size_t ValueBytes, class Policy>
-Policy FitTilesToSharedMemory(const Policy& policy) {
-  if constexpr (IsMDRange<Policy>::value) {
-    using Space = typename Policy::execution_space::memory_space;
-    if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space>::accessible) {
-      const auto tiles = TilesFittingSharedMemory(policy.m_tile, static_cast<int>(Policy::rank),
-                                                  ValueBytes, 48 * 1024);
-      bool same = true;
-      for (int d = 0; d < static_cast<int>(Policy::rank); ++d)
-        same = same && tiles[d] == policy.m_tile[d];
-      if (!same) return Policy(policy.space(), policy.m_lower, policy.m_upper, tiles);
-    }
-  }
-  return policy;
-}
 
 /// How a functor F called with the arguments `Args` gives a list's partial of element E.
 template <class F, class E, class Args>

@@ -66,8 +66,7 @@ bool ListPartials<T>::ContributeKernel(int list, const Policy& policy, const F& 
         return ContributeToStage(list, policy.space(), 1, size, exact_stage_, ExactMergeOp{},
                                  [&](DeviceStage<ExactSum, Exec>& stage) {
                                    Kokkos::parallel_reduce(
-                                       "tributary::exact_kernel",
-                                       FitTilesToSharedMemory<sizeof(ExactSum)>(policy),
+                                       "tributary::exact_kernel", FitTiles<ExactSum>(policy),
                                        ExactFunctorKernel<F, Args>{f}, stage.ScalarOf(list));
                                  });
       } else {
@@ -110,8 +109,8 @@ bool ListPartials<T>::ContributeKernelValues(int list, const Policy& policy, con
                                  [&](DeviceStage<ExactSum, Exec>& stage) {
                                    Kokkos::parallel_reduce(
                                        "tributary::exact_values_kernel",
-                                       FitTilesToSharedMemory<sizeof(ExactSums<K>)>(policy),
-                                       Kernel{f, {}}, stage.template ValuesOf<ExactSums<K>>(list));
+                                       FitTiles<ExactSums<K>>(policy), Kernel{f, {}},
+                                       stage.template ValuesOf<ExactSums<K>>(list));
                                  });
       } else {
         throw UsageError(Where() + ": list " + std::to_string(list) +
