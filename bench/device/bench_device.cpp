@@ -2,7 +2,8 @@
 //  1. bandwidth: a device partial sum of a large View through AllReduce<double>
 //     (ContributeView + CheckReduce; bytes read per second) against a STREAM-like copy of
 //     the same View (bytes read plus written per second), and a plain parallel_reduce
-//     (`sum += v(i)`) for reference;
+//     (`sum += v(i)`) for reference; the exact sum against one Kokkos reduction of an
+//     ExactSum over chunks (the host backends' kernel, GPU backends' before their teams);
 //  2. lists: 8 lists' partials combined on the device and posted as one reduction, against
 //     one list, and against 8 lists each posting its own reduction;
 //  3. two sums (t.s and t.t, as BiCGSTAB takes them): one kernel accumulating both in one
@@ -54,7 +55,7 @@ void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick, tb:
   if (quick) sizes = {std::size_t(1) << 16};
   struct Row {
     std::size_t n;
-    double copy_s, sum_s, plain_s, exact_s;
+    double copy_s, sum_s, plain_s, exact_s, chunks_s;
   };
   std::vector<Row> rows;
   for (std::size_t n : sizes) {
@@ -101,6 +102,24 @@ void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick, tb:
           Wait(ctx, exact);
         },
         [&] { return exact.val == want; });
+    // The kernel of host backends (GPU backends took it too before their team kernels): one
+    // Kokkos reduction of an ExactSum over contiguous chunks of 1024 elements.
+    Kokkos::View<tributary::ExactSum, Mem> chunked("chunked");
+    r.Add(
+        "exact sum: one Kokkos reduction over chunks",
+        [&] {
+          tributary::detail::ExactAllKernel<decltype(src)> kernel{src};
+          const std::int64_t items = tributary::detail::ShapeAllElements(kernel, src);
+          Kokkos::parallel_reduce(
+              "chunks", Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, items),
+              kernel, chunked);
+          Kokkos::fence();
+        },
+        [&] {
+          tributary::ExactSum got;
+          Kokkos::deep_copy(got, chunked);
+          return got.Round() * ctx.Size() == want;
+        });
     double plain = 0;
     r.Add(
         "plain parallel_reduce sum",
@@ -117,7 +136,8 @@ void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick, tb:
     rows.push_back({n, tb::MedianOf(res, "copy (STREAM-like)"),
                     tb::MedianOf(res, "Tributary ContributeView sum"),
                     tb::MedianOf(res, "plain parallel_reduce sum"),
-                    tb::MedianOf(res, "Tributary ContributeView exact sum")});
+                    tb::MedianOf(res, "Tributary ContributeView exact sum"),
+                    tb::MedianOf(res, "exact sum: one Kokkos reduction over chunks")});
   }
   if (ctx.Rank() == 0) {
     std::printf(
@@ -145,6 +165,11 @@ void Bandwidth(const tb::Options& base, tributary::Context& ctx, bool quick, tb:
           view + ": the exact sum (`rank_count_independent`) vs the `ContributeView` sum, time",
           tb::FormatSeconds(row.exact_s) + " vs " + tb::FormatSeconds(row.sum_s),
           tb::FormatRatio(row.exact_s / row.sum_s));
+      goals.Add(view +
+                    ": the exact sum vs one Kokkos reduction of an `ExactSum` over chunks of "
+                    "1024 elements (the host backends' kernel), time",
+                tb::FormatSeconds(row.exact_s) + " vs " + tb::FormatSeconds(row.chunks_s),
+                tb::FormatRatio(row.exact_s / row.chunks_s));
     }
   }
 }

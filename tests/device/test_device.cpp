@@ -359,6 +359,80 @@ TEST(DevicePartials, BothItemLayoutsReduceEveryElementOnce) {
   CheckItemLayout<true>(cube, "rank 3");
 }
 
+// The exact sum of a View on GPU backends (a thread's own ExactSum, the team's words summed
+// in shared memory, then the teams' partials word by word), run here on the host backend at
+// the team sizes it allows: every element once, exactly, with and without the carry pass a
+// View of over 2^29 elements takes, infinities and NaNs counted.
+template <class View>
+void CheckExactTeams(const View& v, const std::string& what) {
+  using Partials = Kokkos::View<tributary::ExactSum*, Mem>;
+  using Kernel = tributary::detail::ExactTeamsKernel<View, Exec, Partials>;
+  const auto h = HostCopy(v);
+  tributary::ExactSum want;
+  if constexpr (View::rank == 1)
+    for (std::size_t a = 0; a < v.extent(0); ++a) want += static_cast<double>(h(a));
+  if constexpr (View::rank == 2)
+    for (std::size_t a = 0; a < v.extent(0); ++a)
+      for (std::size_t b = 0; b < v.extent(1); ++b) want += static_cast<double>(h(a, b));
+  if constexpr (View::rank == 3)
+    for (std::size_t a = 0; a < v.extent(0); ++a)
+      for (std::size_t b = 0; b < v.extent(1); ++b)
+        for (std::size_t c = 0; c < v.extent(2); ++c) want += static_cast<double>(h(a, b, c));
+  const int most = Kokkos::TeamPolicy<Exec>(1, 1).team_size_max(Kernel{}, Kokkos::ParallelForTag());
+  ASSERT_GE(most, 1);
+  int checked = 0;
+  for (int team : {1, 2, 3, 64}) {
+    if (team > most) continue;
+    ++checked;
+    for (bool carry : {false, true}) {
+      SCOPED_TRACE(what + ", team of " + std::to_string(team) + (carry ? ", carried" : ""));
+      const std::int64_t threads =
+          tributary::detail::ExactTeamThreads(static_cast<std::int64_t>(v.size()), team);
+      EXPECT_EQ(threads % team, 0);
+      EXPECT_LE(threads, 32768 + team);
+      Partials partials("partials", static_cast<std::size_t>(threads / team) + 1);
+      Kokkos::View<tributary::ExactSum, Mem> out("out");
+      tributary::detail::QueueExactTeams(Exec(), v, partials, out, team, carry);
+      tributary::ExactSum got;
+      Kokkos::deep_copy(got, out);
+      EXPECT_TRUE(got.SameValue(want)) << got.Round() << " vs " << want.Round();
+      const double a = got.Round(), b = want.Round();
+      EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0);
+    }
+  }
+  EXPECT_GE(checked, 1);
+}
+
+TEST(DevicePartials, ExactTeamKernelsAddEveryElementOnce) {
+  auto fill = [](auto v, bool specials) {
+    auto h = Kokkos::create_mirror_view(v);
+    using T = typename decltype(v)::non_const_value_type;
+    std::int64_t i = 0;
+    auto* p = h.data();
+    for (std::size_t a = 0; a < h.span(); ++a, ++i)  // signs and exponents mixed
+      p[a] = static_cast<T>((i % 2 ? -1.0 : 1.0) * (1.0 + static_cast<double>(i % 7) / 8.0) *
+                            std::ldexp(1.0, static_cast<int>((i * 13) % 120) - 60));
+    if (specials && h.span() > 2) {
+      p[1] = std::numeric_limits<T>::infinity();
+      p[h.span() - 1] = std::numeric_limits<T>::quiet_NaN();
+    }
+    Kokkos::deep_copy(v, h);
+    return v;
+  };
+  for (std::size_t n : {0, 1, 63, 64, 65, 1000, 4099, 200000})
+    CheckExactTeams(fill(Kokkos::View<double*, Mem>("v", n), false),
+                    "rank 1, " + std::to_string(n));
+  CheckExactTeams(fill(Kokkos::View<float*, Mem>("f", 3001), false), "float");
+  CheckExactTeams(fill(Kokkos::View<double*, Mem>("s", 500), true), "an infinity and a NaN");
+  const auto m = fill(Kokkos::View<double**, Mem>("m", 37, 1100), false);
+  const auto left = fill(Kokkos::View<double**, Kokkos::LayoutLeft, Mem>("left", 40, 19), false);
+  const auto sub = Kokkos::subview(left, Kokkos::make_pair(3, 38), Kokkos::make_pair(2, 17));
+  const auto cube = fill(Kokkos::View<double***, Mem>("cube", 5, 6, 9), false);
+  CheckExactTeams(m, "rank 2");
+  CheckExactTeams(sub, "LayoutLeft subview");
+  CheckExactTeams(cube, "rank 3");
+}
+
 // An exact sum over an MDRangePolicy on a GPU backend: the tiles are halved until a block's
 // values fit its shared memory (Kokkos' default 4x4x4x4 tiles launch 256 threads, and 258
 // ExactSums need 148 KiB); the rule itself runs here on the host.

@@ -270,10 +270,21 @@ void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Ex
                            CopyKernel<View, Slot>{data, stage.SlotOf(list)});
     }
   } else if (k == 1) {
-    ExactAllKernel<View> kernel{data};
-    const std::int64_t items = ShapeAllElements(kernel, data);
-    Kokkos::parallel_reduce("tributary::exact_view", Range(exec, 0, items), kernel,
-                            stage.ScalarOf(list));
+    if constexpr (kInterleavedItems<Exec>) {  // GPU backends: a thread's own ExactSum, teams
+      constexpr int kTeam = 64;
+      const std::int64_t threads = ExactTeamThreads(static_cast<std::int64_t>(data.size()), kTeam);
+      const auto teams = static_cast<std::size_t>(threads / kTeam);
+      stage.EnsureScratch(exec, teams);
+      using Partials = Kokkos::View<ExactSum*, typename Exec::memory_space,
+                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      QueueExactTeams(exec, data, Partials(stage.template ScratchOf<ExactSum>(list).data(), teams),
+                      stage.ScalarOf(list), kTeam);
+    } else {  // host backends: a core streams its chunks
+      ExactAllKernel<View> kernel{data};
+      const std::int64_t items = ShapeAllElements(kernel, data);
+      Kokkos::parallel_reduce("tributary::exact_view", Range(exec, 0, items), kernel,
+                              stage.ScalarOf(list));
+    }
   } else if constexpr (View::rank <= 2) {
     using Slot = typename DeviceStage<ExactSum, Exec>::Slot;
     Kokkos::parallel_for("tributary::exact_columns", Range(exec, 0, static_cast<std::int64_t>(k)),
