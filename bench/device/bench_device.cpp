@@ -8,7 +8,8 @@
 //     one list, and against 8 lists each posting its own reduction;
 //  3. two sums (t.s and t.t, as BiCGSTAB takes them): one kernel accumulating both in one
 //     pass (AllReduce of a pair; a Batch kernel feeding two members; the exact mode)
-//     against two kernels, and Kokkos alone doing the same for reference.
+//     against two kernels, and Kokkos alone doing the same for reference (the exact kernels
+//     also against Kokkos' reductions of the accumulators, which host backends run).
 // Run on 1 rank for the bandwidth (no network in the figure) and on any number for both.
 // It ends with one table of those figures against their goals (docs/performance.md takes
 // that table as it is).
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench_harness.hpp"
@@ -273,6 +275,13 @@ struct BothDots {
     acc[1] += ti * ti;
   }
 };
+// The same into ExactSums<2> for Kokkos' own reduction (which needs the value type spelled).
+struct BothDotsExact {
+  Kokkos::View<double*, Mem> t, s;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, tributary::ExactSums<2>& acc) const {
+    BothDots{t, s}(i, acc);
+  }
+};
 // Kokkos alone: both in one parallel_reduce (an array reduction of two values).
 struct KokkosBoth {
   using value_type = double[];
@@ -378,6 +387,40 @@ void TwoSums(const tb::Options& base, tributary::Context& ctx, bool quick, tb::G
           Wait(ctx, xboth);
         },
         [&] { return xboth.val[0] == want_ts && xboth.val[1] == want_tt; });
+    // The exact kernels before the team kernels of GPU backends (host backends keep them):
+    // Kokkos' reduction of the accumulator itself, as a user's own kernel runs it.
+    Kokkos::View<tributary::ExactSum, Mem> rts("reduced ts"), rtt("reduced tt");
+    Kokkos::View<tributary::ExactSums<2>, Mem> rboth("reduced both");
+    auto rounded = [](const auto& view, int c) {
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+      if constexpr (std::is_same_v<std::decay_t<decltype(h())>, tributary::ExactSum>)
+        return h().Round();
+      else
+        return h()[static_cast<std::size_t>(c)].Round();
+    };
+    r.Add(
+        "exact: two Kokkos reductions of an ExactSum",
+        [&] {
+          Kokkos::parallel_reduce("ts", range, DotTs<tributary::ExactSum>{t, s},
+                                  tributary::ExactSumReducer(rts));
+          Kokkos::parallel_reduce("tt", range, DotTt<tributary::ExactSum>{t},
+                                  tributary::ExactSumReducer(rtt));
+          Kokkos::fence();
+        },
+        [&] {
+          return rounded(rts, 0) * ctx.Size() == want_ts && rounded(rtt, 0) * ctx.Size() == want_tt;
+        });
+    r.Add(
+        "exact: one Kokkos reduction of ExactSums<2>",
+        [&] {
+          Kokkos::parallel_reduce("both", range, BothDotsExact{t, s},
+                                  tributary::ExactSumReducer(rboth));
+          Kokkos::fence();
+        },
+        [&] {
+          return rounded(rboth, 0) * ctx.Size() == want_ts &&
+                 rounded(rboth, 1) * ctx.Size() == want_tt;
+        });
     double kts = 0, ktt = 0, kboth[2] = {0, 0};
     r.Add(
         "Kokkos alone: two parallel_reduce",
@@ -407,6 +450,11 @@ void TwoSums(const tb::Options& base, tributary::Context& ctx, bool quick, tb::G
           "one pass, Batch::ContributeKernel(ts, tt)", two);
       row("exact (`rank_count_independent`): one pass vs two kernels",
           "exact: one pass (ExactSums<2>)", "exact: two kernels");
+      row("exact: two kernels vs two Kokkos reductions of an `ExactSum` (the host backends' "
+          "kernels)",
+          "exact: two kernels", "exact: two Kokkos reductions of an ExactSum");
+      row("exact: one pass vs one Kokkos reduction of `ExactSums<2>` (the host backends' kernel)",
+          "exact: one pass (ExactSums<2>)", "exact: one Kokkos reduction of ExactSums<2>");
       row("Kokkos alone: one `parallel_reduce` of two vs two",
           "Kokkos alone: one parallel_reduce of two", "Kokkos alone: two parallel_reduce");
     }

@@ -139,8 +139,9 @@ struct IsMDRange<Kokkos::MDRangePolicy<P...>> : std::true_type {};
 /// fit 576-byte ExactSums: the launch fails ("shared memory request is too large"). This
 /// returns the policy with its tiles halved, the largest first, until the values fit 48 KiB
 /// (CUDA's limit without opting in; HIP has 64). Other policies, host backends and values
-/// that fit: the policy unchanged. Tributary's own kernels (ContributeKernel) do this
-/// themselves; a user's own exact MDRange reduction passes its policy through it:
+/// that fit: the policy unchanged. Tributary's own kernels need none of this (on a GPU its
+/// exact MDRange kernels do not reduce through Kokkos, or fit their tiles); a user's own
+/// exact MDRange reduction passes its policy through it:
 ///
 ///   Kokkos::parallel_reduce(tributary::FitTiles(policy), functor,
 ///   tributary::ExactSumReducer<>(s));

@@ -359,14 +359,15 @@ TEST(DevicePartials, BothItemLayoutsReduceEveryElementOnce) {
   CheckItemLayout<true>(cube, "rank 3");
 }
 
-// The exact sum of a View on GPU backends (a thread's own ExactSum, the team's words summed
-// in shared memory, then the teams' partials word by word), run here on the host backend at
-// the team sizes it allows: every element once, exactly, with and without the carry pass a
-// View of over 2^29 elements takes, infinities and NaNs counted.
+// The exact sum of a View on GPU backends (a thread's own ExactSum, carried, the team's
+// words summed in shared memory, then the teams' partials word by word), run here on the
+// host backend at the team sizes it allows: every element once, exactly, infinities and
+// NaNs counted.
 template <class View>
 void CheckExactTeams(const View& v, const std::string& what) {
   using Partials = Kokkos::View<tributary::ExactSum*, Mem>;
-  using Kernel = tributary::detail::ExactTeamsKernel<View, Exec, Partials>;
+  using Source = tributary::detail::ExactViewSource<View>;
+  using Kernel = tributary::detail::ExactTeamsKernel<Source, Exec, Partials>;
   const auto h = HostCopy(v);
   tributary::ExactSum want;
   if constexpr (View::rank == 1)
@@ -378,27 +379,27 @@ void CheckExactTeams(const View& v, const std::string& what) {
     for (std::size_t a = 0; a < v.extent(0); ++a)
       for (std::size_t b = 0; b < v.extent(1); ++b)
         for (std::size_t c = 0; c < v.extent(2); ++c) want += static_cast<double>(h(a, b, c));
-  const int most = Kokkos::TeamPolicy<Exec>(1, 1).team_size_max(Kernel{}, Kokkos::ParallelForTag());
+  const int most = Kokkos::TeamPolicy<Exec>(1, 1).team_size_max(Kernel{Source(v), Partials()},
+                                                                Kokkos::ParallelForTag());
   ASSERT_GE(most, 1);
+  EXPECT_EQ(tributary::detail::ExactTeamSizeOn(Exec(), Source(v)), std::min(most, 64));
   int checked = 0;
   for (int team : {1, 2, 3, 64}) {
     if (team > most) continue;
     ++checked;
-    for (bool carry : {false, true}) {
-      SCOPED_TRACE(what + ", team of " + std::to_string(team) + (carry ? ", carried" : ""));
-      const std::int64_t threads =
-          tributary::detail::ExactTeamThreads(static_cast<std::int64_t>(v.size()), team);
-      EXPECT_EQ(threads % team, 0);
-      EXPECT_LE(threads, 32768 + team);
-      Partials partials("partials", static_cast<std::size_t>(threads / team) + 1);
-      Kokkos::View<tributary::ExactSum, Mem> out("out");
-      tributary::detail::QueueExactTeams(Exec(), v, partials, out, team, carry);
-      tributary::ExactSum got;
-      Kokkos::deep_copy(got, out);
-      EXPECT_TRUE(got.SameValue(want)) << got.Round() << " vs " << want.Round();
-      const double a = got.Round(), b = want.Round();
-      EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0);
-    }
+    SCOPED_TRACE(what + ", team of " + std::to_string(team));
+    const Source source(v);
+    const std::int64_t threads = tributary::detail::ExactTeamThreads(source.Total(), team);
+    EXPECT_EQ(threads % team, 0);
+    EXPECT_LE(threads, 32768 + team);
+    Partials partials("partials", static_cast<std::size_t>(threads / team) + 1);
+    Kokkos::View<tributary::ExactSum, Mem> out("out");
+    tributary::detail::QueueExactTeams(Exec(), source, source.Total(), partials, out, team);
+    tributary::ExactSum got;
+    Kokkos::deep_copy(got, out);
+    EXPECT_TRUE(got.SameValue(want)) << got.Round() << " vs " << want.Round();
+    const double a = got.Round(), b = want.Round();
+    EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0);
   }
   EXPECT_GE(checked, 1);
 }

@@ -342,7 +342,41 @@ void ContributeFromLambda(AllReduce<Pair>& dots, int l, const TwoDots& d) {
       tributary::Sum{});
 }
 
+// Exact sums from KOKKOS_LAMBDAs (closures, which have no default constructor): K sums
+// over an MDRange into ExactSums<2>, and one sum over a RangePolicy into an ExactSum.
+void ContributeExactFromLambdas(AllReduce<Pair>& dots, AllReduce<double>& xy, int l,
+                                const TwoDots& d) {
+  const int rows = static_cast<int>(d.x.extent(0)), cols = static_cast<int>(d.x.extent(1));
+  dots.ContributeKernel(
+      l, MD<2>(Exec(), {0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(const int a, const int b, ExactSums<2>& acc) {
+        acc[0] += d.Xy(a, b);
+        acc[1] += d.Xx(a, b);
+      },
+      tributary::Sum{});
+  xy.ContributeKernel(
+      l, Kokkos::RangePolicy<Exec>(Exec(), 0, rows * cols),
+      KOKKOS_LAMBDA(const int i, tributary::ExactSum& acc) { acc += d.Xy(i / cols, i % cols); },
+      tributary::Sum{});
+}
+
 }  // namespace
+
+TEST(MultiKernels, ExactSumsFromLambdas) {
+  tributary::ContextOptions o;
+  o.determinism = tributary::Determinism::rank_count_independent;
+  tributary::Context ctx(o);
+  AllReduce<Pair> dots(ctx, "dots");
+  AllReduce<double> xy(ctx, "xy");
+  const IntCase c = MakeIntCase();
+  dots.Expect(ListsOn(Rank()), tributary::Sum{});
+  xy.Expect(ListsOn(Rank()), tributary::Sum{});
+  for (int l = 0; l < ListsOn(Rank()); ++l)
+    ContributeExactFromLambdas(dots, xy, l, c.lists[static_cast<std::size_t>(l)]);
+  Wait(ctx, dots);
+  Wait(ctx, xy);
+  TRIBUTARY_EXPECT_ALL(dots.val[0] == c.want[0] && dots.val[1] == c.want[1] && xy.val == c.want[0]);
+}
 
 TEST(MultiKernels, KokkosLambdaAccumulatingIntoTheSummableArray) {
   tributary::Context ctx;

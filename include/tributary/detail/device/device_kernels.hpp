@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tributary/detail/device/exact_teams.hpp"
 #include "tributary/exact_sum.hpp"
 #include "tributary/ops.hpp"
 
@@ -266,40 +267,21 @@ struct ExactAllKernel {
   }
 };
 
-/// The 72 64-bit words of an ExactSum in the order the team kernels below sum them: the
-/// digits, the counts of +inf, -inf and NaN, and the pending additions.
-constexpr int kExactWords = ExactSum::kDigits + 4;
-KOKKOS_INLINE_FUNCTION std::int64_t& ExactWord(ExactSum& s, int w) {
-  if (w < ExactSum::kDigits) return ExactAccess::Digits(s)[w];
-  if (w < ExactSum::kDigits + 3) return ExactAccess::Specials(s)[w - ExactSum::kDigits];
-  return ExactAccess::Pending(s);
-}
-
-/// Exact sums of every element of a rank 1-3 View on GPU backends, first of two kernels.
-/// Kokkos reduces a 576-byte value with few threads, each holding its value in shared
-/// memory, so ExactAllKernel's chunks read an H200 at 20-330 GB/s. Here thread t of
-/// `threads` adds the elements t, t + threads, ... (row-major over the extents; neighbouring
-/// threads read neighbouring elements, eight loads in flight) into an ExactSum of its own,
-/// and the team adds its threads' words in shared memory into one partial. A digit sum
-/// stays exact without carries while every digit stays below 2^62: each thread's pending
-/// count (its additions since a carry pass) plus one bounds its digits in units of 2^32, so
-/// the team's partial carries the sum of those counts as its pending count; with more than
-/// 2^29 elements every thread carries first (`normalize`).
-template <class View, class Exec, class Partials>
-struct ExactTeamsKernel {
-  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+/// The elements of a rank 1-3 View as the exact team kernels (detail/device/exact_teams.hpp)
+/// read them: element f row-major over the extents.
+template <class View>
+struct ExactViewSource {
+  using value_type = ExactSum;
   View data;
-  Partials partials;         // one ExactSum per team
-  std::int64_t extent1 = 1;  // rank 3: the middle extent
-  std::int64_t row_length = 1;
-  std::int64_t total = 0;
-  std::int64_t threads = 1;
-  bool normalize = false;
+  std::int64_t extent1 = 1;     // rank 3: the middle extent
+  std::int64_t row_length = 1;  // the last extent (1 when it is 0)
 
-  /// Shared memory per team of `team_size` threads: each thread's words.
-  KOKKOS_INLINE_FUNCTION static std::size_t ScratchBytes(int team_size) {
-    return static_cast<std::size_t>(team_size) * kExactWords * sizeof(std::int64_t);
+  explicit ExactViewSource(const View& v) : data(v) {
+    const auto last = static_cast<std::int64_t>(v.extent(View::rank - 1));
+    row_length = last > 0 ? last : 1;
+    if constexpr (View::rank == 3) extent1 = static_cast<std::int64_t>(v.extent(1));
   }
+  std::int64_t Total() const { return static_cast<std::int64_t>(data.size()); }
   KOKKOS_INLINE_FUNCTION double At(std::int64_t f) const {
     if constexpr (View::rank == 1) {
       return static_cast<double>(data(f));
@@ -310,82 +292,14 @@ struct ExactTeamsKernel {
       return static_cast<double>(data(row / extent1, row % extent1, f % row_length));
     }
   }
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
-    constexpr int kLoads = 8;
-    const int size = m.team_size(), rank = m.team_rank();
-    ExactSum acc;
-    std::int64_t f = static_cast<std::int64_t>(m.league_rank()) * size + rank;
-    for (; f + (kLoads - 1) * threads < total; f += kLoads * threads) {
-      double x[kLoads];
-      for (int u = 0; u < kLoads; ++u) x[u] = At(f + u * threads);
-      for (int u = 0; u < kLoads; ++u) ExactAdd(acc, x[u]);
-    }
-    for (; f < total; f += threads) ExactAdd(acc, At(f));
-    if (normalize) ExactNormalize(acc);
-    ExactAccess::Pending(acc) += 1;
-    auto* words = static_cast<std::int64_t*>(m.team_shmem().get_shmem(ScratchBytes(size)));
-    for (int w = 0; w < kExactWords; ++w) words[w * size + rank] = ExactWord(acc, w);
-    m.team_barrier();
-    for (int w = rank; w < kExactWords; w += size) {
-      std::int64_t sum = 0;
-      for (int q = 0; q < size; ++q) sum += words[w * size + q];
-      ExactWord(partials(m.league_rank()), w) = sum;
-    }
+  KOKKOS_INLINE_FUNCTION void Add(ExactSum& acc, std::int64_t f) const { ExactAdd(acc, At(f)); }
+  /// Elements f, f + step, ..., f + 7 step: the eight loads first, in flight together.
+  KOKKOS_INLINE_FUNCTION void Add8(ExactSum& acc, std::int64_t f, std::int64_t step) const {
+    double x[8];
+    for (int u = 0; u < 8; ++u) x[u] = At(f + u * step);
+    for (int u = 0; u < 8; ++u) ExactAdd(acc, x[u]);
   }
 };
-
-/// The second kernel: team w adds word w of every partial into the list's slot.
-template <class Exec, class Partials, class Out>
-struct ExactWordsKernel {
-  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
-  Partials partials;
-  Out out;  // a rank-0 View of one ExactSum
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
-    const int w = m.league_rank();
-    std::int64_t sum = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(m, static_cast<std::int64_t>(partials.extent(0))),
-        [&](const std::int64_t p, std::int64_t& s) { s += ExactWord(partials(p), w); }, sum);
-    Kokkos::single(Kokkos::PerTeam(m), [&]() { ExactWord(out(), w) = sum; });
-  }
-};
-
-/// Threads of the team kernels for `total` elements: about 64 elements each, at most 32768
-/// (an H200 read 8 MiB fastest at 64 elements per thread and 256 MiB at 32768 threads), a
-/// whole number of teams.
-inline std::int64_t ExactTeamThreads(std::int64_t total, int team_size) {
-  std::int64_t threads = (total + 63) / 64;
-  threads = threads < 32768 ? threads : 32768;
-  const std::int64_t teams = (threads + team_size - 1) / team_size;
-  return (teams > 0 ? teams : 1) * team_size;
-}
-
-/// Queues on `exec` the exact sum of every element of `data` into `out` (a rank-0 View of
-/// an ExactSum) through `partials` (at least ExactTeamThreads(...) / team_size ExactSums,
-/// the caller's scratch): the two kernels above.
-/// `carry_first` makes every thread carry before its words are added, as more than 2^29
-/// elements do (for tests).
-template <class Exec, class View, class Partials, class Out>
-void QueueExactTeams(const Exec& exec, const View& data, const Partials& partials, const Out& out,
-                     int team_size, bool carry_first = false) {
-  ExactTeamsKernel<View, Exec, Partials> kernel{data, partials};
-  kernel.row_length = static_cast<std::int64_t>(data.extent(View::rank - 1));
-  if constexpr (View::rank == 3) kernel.extent1 = static_cast<std::int64_t>(data.extent(1));
-  kernel.total = static_cast<std::int64_t>(data.size());
-  kernel.threads = ExactTeamThreads(kernel.total, team_size);
-  kernel.normalize = carry_first || kernel.total + kernel.threads >= kExactNormalizeAfter / 2;
-  if (kernel.row_length == 0) kernel.row_length = 1;
-  const auto teams = static_cast<int>(kernel.threads / team_size);
-  using Teams = Kokkos::TeamPolicy<Exec>;
-  Kokkos::parallel_for(
-      "tributary::exact_view_teams",
-      Teams(exec, teams, team_size)
-          .set_scratch_size(0, Kokkos::PerTeam(decltype(kernel)::ScratchBytes(team_size))),
-      kernel);
-  const auto used = Kokkos::subview(partials, std::make_pair(0, teams));
-  Kokkos::parallel_for("tributary::exact_view_words", Teams(exec, kExactWords, Kokkos::AUTO),
-                       ExactWordsKernel<Exec, decltype(used), Out>{used, out});
-}
 
 /// k values per list, each its own exact sum: a rank-1 View's values, or the columns of a
 /// rank-2 View (rows added one after the other: the order does not matter).

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "tributary/datatype.hpp"
+#include "tributary/detail/device/exact_teams.hpp"
 #include "tributary/exact_sum.hpp"
 #include "tributary/exact_sum_reducer.hpp"
 
@@ -390,6 +391,98 @@ struct MultiExactKernel {
 };
 
 #undef TRIBUTARY_POLICY_CALLS
+
+/// A user's functor over a RangePolicy or an MDRangePolicy as the exact team kernels
+/// (detail/device/exact_teams.hpp) read it: element f is the call at the f-th index of the
+/// policy's range (row-major over an MDRange's extents; tiles play no part), applied by
+/// `Kernel` (ExactFunctorKernel, MultiExactKernel) to the thread's accumulator.
+template <class Kernel, class Policy>
+struct ExactPolicySource;
+template <class Kernel, class... P>
+struct ExactPolicySource<Kernel, Kokkos::RangePolicy<P...>> {
+  using value_type = typename Kernel::value_type;
+  using Index = typename Kokkos::RangePolicy<P...>::index_type;
+  Kernel kernel;
+  std::int64_t begin = 0;
+  std::int64_t total = 0;
+
+  ExactPolicySource(const Kernel& k, const Kokkos::RangePolicy<P...>& policy)
+      : kernel(k),
+        begin(static_cast<std::int64_t>(policy.begin())),
+        total(static_cast<std::int64_t>(policy.end() - policy.begin())) {}
+  std::int64_t Total() const { return total; }
+  KOKKOS_INLINE_FUNCTION void Add(value_type& acc, std::int64_t f) const {
+    kernel.Apply(acc, static_cast<Index>(begin + f));
+  }
+  KOKKOS_INLINE_FUNCTION void Add8(value_type& acc, std::int64_t f, std::int64_t step) const {
+    for (int u = 0; u < 8; ++u) Add(acc, f + u * step);
+  }
+};
+template <class Kernel, class... P>
+struct ExactPolicySource<Kernel, Kokkos::MDRangePolicy<P...>> {
+  using Policy = Kokkos::MDRangePolicy<P...>;
+  using value_type = typename Kernel::value_type;
+  using Index = typename Policy::index_type;
+  static constexpr int kRank = static_cast<int>(Policy::rank);
+  Kernel kernel;
+  std::int64_t lower[kRank] = {};
+  std::int64_t extent[kRank] = {};
+  std::int64_t total = 0;
+
+  ExactPolicySource(const Kernel& k, const Policy& policy) : kernel(k), total(1) {
+    for (int d = 0; d < kRank; ++d) {
+      lower[d] = static_cast<std::int64_t>(policy.m_lower[d]);
+      const auto n = static_cast<std::int64_t>(policy.m_upper[d] - policy.m_lower[d]);
+      extent[d] = n > 0 ? n : 0;
+      total *= extent[d];
+    }
+  }
+  std::int64_t Total() const { return total; }
+  template <std::size_t... D>
+  KOKKOS_INLINE_FUNCTION void Call(value_type& acc, const Index* i,
+                                   std::index_sequence<D...>) const {
+    kernel.Apply(acc, i[D]...);
+  }
+  KOKKOS_INLINE_FUNCTION void Add(value_type& acc, std::int64_t f) const {
+    Index i[kRank];
+    for (int d = kRank - 1; d >= 0; --d) {
+      i[d] = static_cast<Index>(lower[d] + f % extent[d]);
+      f /= extent[d];
+    }
+    Call(acc, i, std::make_index_sequence<static_cast<std::size_t>(kRank)>());
+  }
+  KOKKOS_INLINE_FUNCTION void Add8(value_type& acc, std::int64_t f, std::int64_t step) const {
+    for (int u = 0; u < 8; ++u) Add(acc, f + u * step);
+  }
+};
+
+/// Whether an exact kernel over `Policy` on its backend runs on the team kernels: GPU
+/// backends (and tests, TRIBUTARY_EXACT_TEAMS_ON_HOST) with a RangePolicy or an
+/// MDRangePolicy. A TeamPolicy's functor takes a team member: Kokkos' reduction serves it.
+template <class Policy>
+constexpr bool kExactTeamsFor =
+    kExactTeams<typename Policy::execution_space> && !PolicyArgs<Policy>::team;
+
+/// Queues the exact sums of `kernel` over `policy` into `out` (a rank-0 View of the
+/// kernel's value) through the team kernels, with the scratch of `stage`'s list `list`.
+template <class Kernel, class Policy, class Stage, class Out>
+void QueueExactPolicyTeams(Stage& stage, int list, const Kernel& kernel, const Policy& policy,
+                           const Out& out) {
+  using Exec = typename Policy::execution_space;
+  using Source = ExactPolicySource<Kernel, Policy>;
+  using Value = typename Kernel::value_type;
+  const Source source(kernel, policy);
+  const Exec exec = policy.space();
+  const int team = ExactTeamSizeOn(exec, source);
+  const auto teams = static_cast<std::size_t>(ExactTeamThreads(source.Total(), team) / team);
+  stage.EnsureScratch(exec, teams * static_cast<std::size_t>(kExactSumsIn<Value>));
+  using Partials =
+      Kokkos::View<Value*, typename Exec::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  QueueExactTeams(
+      exec, source, source.Total(),
+      Partials(reinterpret_cast<Value*>(stage.template ScratchOf<ExactSum>(list).data()), teams),
+      out, team);
+}
 
 /// The compile-time rules of ContributeKernel for values of K elements.
 template <class T, class E, std::size_t K, class Policy, class F, class Op>

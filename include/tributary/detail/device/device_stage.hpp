@@ -270,15 +270,18 @@ void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Ex
                            CopyKernel<View, Slot>{data, stage.SlotOf(list)});
     }
   } else if (k == 1) {
-    if constexpr (kInterleavedItems<Exec>) {  // GPU backends: a thread's own ExactSum, teams
-      constexpr int kTeam = 64;
-      const std::int64_t threads = ExactTeamThreads(static_cast<std::int64_t>(data.size()), kTeam);
-      const auto teams = static_cast<std::size_t>(threads / kTeam);
+    if constexpr (kExactTeams<Exec>) {  // GPU backends: a thread's own ExactSum, teams
+      using Source = ExactViewSource<View>;
+      const Source source(data);
+      const int team = ExactTeamSizeOn(exec, source);
+      const std::int64_t threads = ExactTeamThreads(source.Total(), team);
+      const auto teams = static_cast<std::size_t>(threads / team);
       stage.EnsureScratch(exec, teams);
       using Partials = Kokkos::View<ExactSum*, typename Exec::memory_space,
                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-      QueueExactTeams(exec, data, Partials(stage.template ScratchOf<ExactSum>(list).data(), teams),
-                      stage.ScalarOf(list), kTeam);
+      QueueExactTeams(exec, source, source.Total(),
+                      Partials(stage.template ScratchOf<ExactSum>(list).data(), teams),
+                      stage.ScalarOf(list), team);
     } else {  // host backends: a core streams its chunks
       ExactAllKernel<View> kernel{data};
       const std::int64_t items = ShapeAllElements(kernel, data);

@@ -63,12 +63,16 @@ bool ListPartials<T>::ContributeKernel(int list, const Policy& policy, const F& 
   if constexpr (std::is_same_v<E, double> || std::is_same_v<E, float>) {
     if (exact) {
       if constexpr (Form::exact) {
-        return ContributeToStage(list, policy.space(), 1, size, exact_stage_, ExactMergeOp{},
-                                 [&](DeviceStage<ExactSum, Exec>& stage) {
-                                   Kokkos::parallel_reduce(
-                                       "tributary::exact_kernel", FitTiles<ExactSum>(policy),
-                                       ExactFunctorKernel<F, Args>{f}, stage.ScalarOf(list));
-                                 });
+        return ContributeToStage(
+            list, policy.space(), 1, size, exact_stage_, ExactMergeOp{},
+            [&](DeviceStage<ExactSum, Exec>& stage) {
+              const ExactFunctorKernel<F, Args> kernel{f};
+              if constexpr (kExactTeamsFor<Policy>)
+                QueueExactPolicyTeams(stage, list, kernel, policy, stage.ScalarOf(list));
+              else
+                Kokkos::parallel_reduce("tributary::exact_kernel", FitTiles<ExactSum>(policy),
+                                        kernel, stage.ScalarOf(list));
+            });
       } else {
         throw UsageError(Where() + ": list " + std::to_string(list) +
                          "'s functor accumulates into a rounded value, which cannot sum "
@@ -107,10 +111,14 @@ bool ListPartials<T>::ContributeKernelValues(int list, const Policy& policy, con
                                         !Form::into_exact && Form::into_exact_array>;
         return ContributeToStage(list, policy.space(), K, size, exact_stage_, ExactMergeOp{},
                                  [&](DeviceStage<ExactSum, Exec>& stage) {
-                                   Kokkos::parallel_reduce(
-                                       "tributary::exact_values_kernel",
-                                       FitTiles<ExactSums<K>>(policy), Kernel{f, {}},
-                                       stage.template ValuesOf<ExactSums<K>>(list));
+                                   const Kernel kernel{f, {}};
+                                   const auto out = stage.template ValuesOf<ExactSums<K>>(list);
+                                   if constexpr (kExactTeamsFor<Policy>)
+                                     QueueExactPolicyTeams(stage, list, kernel, policy, out);
+                                   else
+                                     Kokkos::parallel_reduce("tributary::exact_values_kernel",
+                                                             FitTiles<ExactSums<K>>(policy), kernel,
+                                                             out);
                                  });
       } else {
         throw UsageError(Where() + ": list " + std::to_string(list) +
