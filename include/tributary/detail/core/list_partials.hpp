@@ -309,7 +309,7 @@ class ListPartials {
   template <class S, class Exec, class Fold, class Launch>
   bool ContributeToStage(int list, const Exec& exec, std::size_t k, std::size_t size,
                          std::unique_ptr<DeviceStageBase<S>>& holder, const Fold& fold,
-                         Launch&& launch);
+                         Launch&& launch, std::size_t scratch = 0);
   template <class S, class Exec>
   void CheckStage(int list, std::size_t k, std::size_t size,
                   const std::unique_ptr<DeviceStageBase<S>>& holder);

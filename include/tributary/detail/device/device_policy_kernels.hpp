@@ -463,23 +463,44 @@ template <class Policy>
 constexpr bool kExactTeamsFor =
     kExactTeams<typename Policy::execution_space> && !PolicyArgs<Policy>::team;
 
+/// The team size and the number of teams of the exact team kernels of `kernel` over
+/// `policy` (kExactTeamsFor<Policy>).
+template <class Kernel, class Policy>
+std::pair<int, std::size_t> ExactPolicyTeams(const Kernel& kernel, const Policy& policy) {
+  const ExactPolicySource<Kernel, Policy> source(kernel, policy);
+  const int team = ExactTeamSizeOn(policy.space(), source);
+  return {team, static_cast<std::size_t>(ExactTeamThreads(source.Total(), team) / team)};
+}
+
+/// The scratch, in ExactSums per list, that an exact kernel over `policy` needs: the team
+/// kernels' partials (none for Kokkos' reductions). Asked for before the list's stage is
+/// claimed, which allocates it under the stage's lock.
+template <class Kernel, class Policy>
+std::size_t ExactPolicyScratch(const Kernel& kernel, const Policy& policy) {
+  if constexpr (kExactTeamsFor<Policy>) {
+    return ExactPolicyTeams(kernel, policy).second *
+           static_cast<std::size_t>(kExactSumsIn<typename Kernel::value_type>);
+  } else {
+    (void)kernel;
+    (void)policy;
+    return 0;
+  }
+}
+
 /// Queues the exact sums of `kernel` over `policy` into `out` (a rank-0 View of the
-/// kernel's value) through the team kernels, with the scratch of `stage`'s list `list`.
+/// kernel's value) through the team kernels, with the scratch of `stage`'s list `list`
+/// (ExactPolicyScratch's, allocated by the stage).
 template <class Kernel, class Policy, class Stage, class Out>
 void QueueExactPolicyTeams(Stage& stage, int list, const Kernel& kernel, const Policy& policy,
                            const Out& out) {
   using Exec = typename Policy::execution_space;
-  using Source = ExactPolicySource<Kernel, Policy>;
   using Value = typename Kernel::value_type;
-  const Source source(kernel, policy);
-  const Exec exec = policy.space();
-  const int team = ExactTeamSizeOn(exec, source);
-  const auto teams = static_cast<std::size_t>(ExactTeamThreads(source.Total(), team) / team);
-  stage.EnsureScratch(exec, teams * static_cast<std::size_t>(kExactSumsIn<Value>));
+  const ExactPolicySource<Kernel, Policy> source(kernel, policy);
+  const auto [team, teams] = ExactPolicyTeams(kernel, policy);
   using Partials =
       Kokkos::View<Value*, typename Exec::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   QueueExactTeams(
-      exec, source, source.Total(),
+      policy.space(), source, source.Total(),
       Partials(reinterpret_cast<Value*>(stage.template ScratchOf<ExactSum>(list).data()), teams),
       out, team);
 }

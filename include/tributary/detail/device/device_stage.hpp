@@ -246,6 +246,28 @@ std::string ViewShapeError(std::size_t size, const View&) {
   return {};
 }
 
+/// The team size and the number of teams of the exact team kernels over a View's elements.
+template <class Exec, class View>
+std::pair<int, std::size_t> ExactViewTeams(const Exec& exec, const ExactViewSource<View>& source) {
+  const int team = ExactTeamSizeOn(exec, source);
+  return {team, static_cast<std::size_t>(ExactTeamThreads(source.Total(), team) / team)};
+}
+
+/// The scratch, in ExactSums per list, that QueueExactViewKernel needs for `data` and `k`
+/// values: the team kernels' partials on GPU backends, none elsewhere. Asked for before the
+/// list's stage is claimed, which allocates it under the stage's lock.
+template <class Exec, class View>
+std::size_t ExactViewScratch(const Exec& exec, const View& data, std::size_t k) {
+  using V = typename View::non_const_value_type;
+  if constexpr (kExactTeams<Exec> && !IsExactSums<V>::value && !std::is_same_v<V, ExactSum>) {
+    if (k == 1) return ExactViewTeams(exec, ExactViewSource<View>(data)).second;
+  }
+  (void)exec;
+  (void)data;
+  (void)k;
+  return 0;
+}
+
 /// Queues on `exec` the kernel that writes list `list`'s exact partial(s) from `data`
 /// (the shapes of QueueViewKernel: k == 1 every element, else a rank-1 View's k values or
 /// a rank-2 View's columns; a View of ExactSum partials: merged for k == 1, else one per
@@ -271,12 +293,8 @@ void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Ex
     }
   } else if (k == 1) {
     if constexpr (kExactTeams<Exec>) {  // GPU backends: a thread's own ExactSum, teams
-      using Source = ExactViewSource<View>;
-      const Source source(data);
-      const int team = ExactTeamSizeOn(exec, source);
-      const std::int64_t threads = ExactTeamThreads(source.Total(), team);
-      const auto teams = static_cast<std::size_t>(threads / team);
-      stage.EnsureScratch(exec, teams);
+      const ExactViewSource<View> source(data);
+      const auto [team, teams] = ExactViewTeams(exec, source);
       using Partials = Kokkos::View<ExactSum*, typename Exec::memory_space,
                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
       QueueExactTeams(exec, source, source.Total(),

@@ -34,10 +34,12 @@ bool ListPartials<T>::ContributeView(int list, const Exec& exec, const View& dat
   CheckDeviceOperator<Op>(list, holder);
   if constexpr (std::is_same_v<E, double> || std::is_same_v<E, float>) {
     if (exact) {
-      return ContributeToStage(list, exec, k, size, exact_stage_, ExactMergeOp{},
-                               [&](DeviceStage<ExactSum, Exec>& stage) {
-                                 QueueExactViewKernel(stage, list, exec, data);
-                               });
+      return ContributeToStage(
+          list, exec, k, size, exact_stage_, ExactMergeOp{},
+          [&](DeviceStage<ExactSum, Exec>& stage) {
+            QueueExactViewKernel(stage, list, exec, data);
+          },
+          ExactViewScratch(exec, data, k));
     }
   }
   using V = typename View::non_const_value_type;
@@ -63,16 +65,17 @@ bool ListPartials<T>::ContributeKernel(int list, const Policy& policy, const F& 
   if constexpr (std::is_same_v<E, double> || std::is_same_v<E, float>) {
     if (exact) {
       if constexpr (Form::exact) {
+        const ExactFunctorKernel<F, Args> kernel{f};
         return ContributeToStage(
             list, policy.space(), 1, size, exact_stage_, ExactMergeOp{},
             [&](DeviceStage<ExactSum, Exec>& stage) {
-              const ExactFunctorKernel<F, Args> kernel{f};
               if constexpr (kExactTeamsFor<Policy>)
                 QueueExactPolicyTeams(stage, list, kernel, policy, stage.ScalarOf(list));
               else
                 Kokkos::parallel_reduce("tributary::exact_kernel", FitTiles<ExactSum>(policy),
                                         kernel, stage.ScalarOf(list));
-            });
+            },
+            ExactPolicyScratch(kernel, policy));
       } else {
         throw UsageError(Where() + ": list " + std::to_string(list) +
                          "'s functor accumulates into a rounded value, which cannot sum "
@@ -109,17 +112,18 @@ bool ListPartials<T>::ContributeKernelValues(int list, const Policy& policy, con
       if constexpr (Form::exact) {
         using Kernel = MultiExactKernel<F, K, Args, Form::into_exact || Form::into_exact_array,
                                         !Form::into_exact && Form::into_exact_array>;
-        return ContributeToStage(list, policy.space(), K, size, exact_stage_, ExactMergeOp{},
-                                 [&](DeviceStage<ExactSum, Exec>& stage) {
-                                   const Kernel kernel{f, {}};
-                                   const auto out = stage.template ValuesOf<ExactSums<K>>(list);
-                                   if constexpr (kExactTeamsFor<Policy>)
-                                     QueueExactPolicyTeams(stage, list, kernel, policy, out);
-                                   else
-                                     Kokkos::parallel_reduce("tributary::exact_values_kernel",
-                                                             FitTiles<ExactSums<K>>(policy), kernel,
-                                                             out);
-                                 });
+        const Kernel kernel{f, {}};
+        return ContributeToStage(
+            list, policy.space(), K, size, exact_stage_, ExactMergeOp{},
+            [&](DeviceStage<ExactSum, Exec>& stage) {
+              const auto out = stage.template ValuesOf<ExactSums<K>>(list);
+              if constexpr (kExactTeamsFor<Policy>)
+                QueueExactPolicyTeams(stage, list, kernel, policy, out);
+              else
+                Kokkos::parallel_reduce("tributary::exact_values_kernel",
+                                        FitTiles<ExactSums<K>>(policy), kernel, out);
+            },
+            ExactPolicyScratch(kernel, policy));
       } else {
         throw UsageError(Where() + ": list " + std::to_string(list) +
                          "'s functor accumulates into rounded values, which cannot sum "
@@ -158,14 +162,15 @@ void ListPartials<T>::CheckDeviceOperator(int list, const OpHolderBase<E>& holde
 }
 
 // What every device contribution shares: the shape check, the stage of this generation
-// (prepared by the first list, in `holder`, folding with `fold`), the claim, the list's
-// kernel, and the fold after the last list's.
+// (prepared by the first list, in `holder`, folding with `fold`, with `scratch` elements
+// per list of scratch where non-zero), the claim, the list's kernel, and the fold after the
+// last list's.
 template <class T>
 template <class S, class Exec, class Fold, class Launch>
 bool ListPartials<T>::ContributeToStage(int list, const Exec& exec, std::size_t k, std::size_t size,
                                         std::unique_ptr<DeviceStageBase<S>>& holder,
-                                        const Fold& fold, Launch&& launch) {
-  DeviceStage<S, Exec>* stage = BeginStage(list, exec, k, size, holder, fold, 0);
+                                        const Fold& fold, Launch&& launch, std::size_t scratch) {
+  DeviceStage<S, Exec>* stage = BeginStage(list, exec, k, size, holder, fold, scratch);
   Kokkos::Profiling::pushRegion("tributary::contribute");
   launch(*stage);
   Kokkos::Profiling::popRegion();
