@@ -463,46 +463,36 @@ template <class Policy>
 constexpr bool kExactTeamsFor =
     kExactTeams<typename Policy::execution_space> && !PolicyArgs<Policy>::team;
 
-/// The team size and the number of teams of the exact team kernels of `kernel` over
-/// `policy` (kExactTeamsFor<Policy>).
+/// The plan of an exact kernel over `policy`: the team kernels where kExactTeamsFor<Policy>
+/// (its `teams` times the kernel's sums are the ExactSums of scratch a list needs), none
+/// for Kokkos' reductions.
 template <class Kernel, class Policy>
-std::pair<int, std::size_t> ExactPolicyTeams(const Kernel& kernel, const Policy& policy) {
-  const ExactPolicySource<Kernel, Policy> source(kernel, policy);
-  const int team = ExactTeamSizeOn(policy.space(), source);
-  return {team, static_cast<std::size_t>(ExactTeamThreads(source.Total(), team) / team)};
-}
-
-/// The scratch, in ExactSums per list, that an exact kernel over `policy` needs: the team
-/// kernels' partials (none for Kokkos' reductions). Asked for before the list's stage is
-/// claimed, which allocates it under the stage's lock.
-template <class Kernel, class Policy>
-std::size_t ExactPolicyScratch(const Kernel& kernel, const Policy& policy) {
+ExactTeamsPlan PlanExactPolicy(const Kernel& kernel, const Policy& policy) {
   if constexpr (kExactTeamsFor<Policy>) {
-    return ExactPolicyTeams(kernel, policy).second *
-           static_cast<std::size_t>(kExactSumsIn<typename Kernel::value_type>);
+    return PlanExactTeams(policy.space(), ExactPolicySource<Kernel, Policy>(kernel, policy));
   } else {
     (void)kernel;
     (void)policy;
-    return 0;
+    return {};
   }
 }
 
 /// Queues the exact sums of `kernel` over `policy` into `out` (a rank-0 View of the
-/// kernel's value) through the team kernels, with the scratch of `stage`'s list `list`
-/// (ExactPolicyScratch's, allocated by the stage).
+/// kernel's value) through the team kernels as `plan` says, with the scratch of `stage`'s
+/// list `list` (allocated by the stage from the same plan).
 template <class Kernel, class Policy, class Stage, class Out>
 void QueueExactPolicyTeams(Stage& stage, int list, const Kernel& kernel, const Policy& policy,
-                           const Out& out) {
+                           const Out& out, const ExactTeamsPlan& plan) {
   using Exec = typename Policy::execution_space;
   using Value = typename Kernel::value_type;
   const ExactPolicySource<Kernel, Policy> source(kernel, policy);
-  const auto [team, teams] = ExactPolicyTeams(kernel, policy);
   using Partials =
       Kokkos::View<Value*, typename Exec::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   QueueExactTeams(
       policy.space(), source, source.Total(),
-      Partials(reinterpret_cast<Value*>(stage.template ScratchOf<ExactSum>(list).data()), teams),
-      out, team);
+      Partials(reinterpret_cast<Value*>(stage.template ScratchOf<ExactSum>(list).data()),
+               plan.teams),
+      out, plan.team);
 }
 
 /// The compile-time rules of ContributeKernel for values of K elements.

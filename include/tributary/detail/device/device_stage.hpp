@@ -246,26 +246,19 @@ std::string ViewShapeError(std::size_t size, const View&) {
   return {};
 }
 
-/// The team size and the number of teams of the exact team kernels over a View's elements.
+/// The plan of QueueExactViewKernel for `data` and `k` values: the team kernels over every
+/// element on GPU backends (its `teams` are the ExactSums of scratch a list needs), none
+/// elsewhere.
 template <class Exec, class View>
-std::pair<int, std::size_t> ExactViewTeams(const Exec& exec, const ExactViewSource<View>& source) {
-  const int team = ExactTeamSizeOn(exec, source);
-  return {team, static_cast<std::size_t>(ExactTeamThreads(source.Total(), team) / team)};
-}
-
-/// The scratch, in ExactSums per list, that QueueExactViewKernel needs for `data` and `k`
-/// values: the team kernels' partials on GPU backends, none elsewhere. Asked for before the
-/// list's stage is claimed, which allocates it under the stage's lock.
-template <class Exec, class View>
-std::size_t ExactViewScratch(const Exec& exec, const View& data, std::size_t k) {
+ExactTeamsPlan PlanExactView(const Exec& exec, const View& data, std::size_t k) {
   using V = typename View::non_const_value_type;
   if constexpr (kExactTeams<Exec> && !IsExactSums<V>::value && !std::is_same_v<V, ExactSum>) {
-    if (k == 1) return ExactViewTeams(exec, ExactViewSource<View>(data)).second;
+    if (k == 1) return PlanExactTeams(exec, ExactViewSource<View>(data));
   }
   (void)exec;
   (void)data;
   (void)k;
-  return 0;
+  return {};
 }
 
 /// Queues on `exec` the kernel that writes list `list`'s exact partial(s) from `data`
@@ -274,7 +267,7 @@ std::size_t ExactViewScratch(const Exec& exec, const View& data, std::size_t k) 
 /// value).
 template <class Exec, class View>
 void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Exec& exec,
-                          const View& data) {
+                          const View& data, const ExactTeamsPlan& plan) {
   using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
   const std::size_t k = stage.count;
   if constexpr (IsExactSums<typename View::non_const_value_type>::value) {
@@ -294,12 +287,11 @@ void QueueExactViewKernel(DeviceStage<ExactSum, Exec>& stage, int list, const Ex
   } else if (k == 1) {
     if constexpr (kExactTeams<Exec>) {  // GPU backends: a thread's own ExactSum, teams
       const ExactViewSource<View> source(data);
-      const auto [team, teams] = ExactViewTeams(exec, source);
       using Partials = Kokkos::View<ExactSum*, typename Exec::memory_space,
                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
       QueueExactTeams(exec, source, source.Total(),
-                      Partials(stage.template ScratchOf<ExactSum>(list).data(), teams),
-                      stage.ScalarOf(list), team);
+                      Partials(stage.template ScratchOf<ExactSum>(list).data(), plan.teams),
+                      stage.ScalarOf(list), plan.team);
     } else {  // host backends: a core streams its chunks
       ExactAllKernel<View> kernel{data};
       const std::int64_t items = ShapeAllElements(kernel, data);

@@ -148,6 +148,20 @@ int ExactTeamSizeOn(const Exec& exec, const Source& source) {
   return most < want ? (most > 0 ? most : 1) : want;
 }
 
+/// How the team kernels run over a source: the team size and the number of teams (teams 0:
+/// not on the team kernels). Planned once per contribution, before the list's stage is
+/// claimed: the stage allocates `teams` partials of scratch under its lock, and the launch
+/// uses the same plan.
+struct ExactTeamsPlan {
+  int team = 0;
+  std::size_t teams = 0;
+};
+template <class Exec, class Source>
+ExactTeamsPlan PlanExactTeams(const Exec& exec, const Source& source) {
+  const int team = ExactTeamSizeOn(exec, source);
+  return {team, static_cast<std::size_t>(ExactTeamThreads(source.Total(), team) / team)};
+}
+
 /// Queues on `exec` the exact sum of `total` elements of `source` into `out` (a rank-0 View
 /// of the source's value) through `partials` (the caller's scratch, at least
 /// ExactTeamThreads(total, team_size) / team_size values).

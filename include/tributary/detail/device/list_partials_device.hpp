@@ -34,12 +34,13 @@ bool ListPartials<T>::ContributeView(int list, const Exec& exec, const View& dat
   CheckDeviceOperator<Op>(list, holder);
   if constexpr (std::is_same_v<E, double> || std::is_same_v<E, float>) {
     if (exact) {
+      const ExactTeamsPlan plan = PlanExactView(exec, data, k);
       return ContributeToStage(
           list, exec, k, size, exact_stage_, ExactMergeOp{},
           [&](DeviceStage<ExactSum, Exec>& stage) {
-            QueueExactViewKernel(stage, list, exec, data);
+            QueueExactViewKernel(stage, list, exec, data, plan);
           },
-          ExactViewScratch(exec, data, k));
+          plan.teams);
     }
   }
   using V = typename View::non_const_value_type;
@@ -66,16 +67,17 @@ bool ListPartials<T>::ContributeKernel(int list, const Policy& policy, const F& 
     if (exact) {
       if constexpr (Form::exact) {
         const ExactFunctorKernel<F, Args> kernel{f};
+        const ExactTeamsPlan plan = PlanExactPolicy(kernel, policy);
         return ContributeToStage(
             list, policy.space(), 1, size, exact_stage_, ExactMergeOp{},
             [&](DeviceStage<ExactSum, Exec>& stage) {
               if constexpr (kExactTeamsFor<Policy>)
-                QueueExactPolicyTeams(stage, list, kernel, policy, stage.ScalarOf(list));
+                QueueExactPolicyTeams(stage, list, kernel, policy, stage.ScalarOf(list), plan);
               else
                 Kokkos::parallel_reduce("tributary::exact_kernel", FitTiles<ExactSum>(policy),
                                         kernel, stage.ScalarOf(list));
             },
-            ExactPolicyScratch(kernel, policy));
+            plan.teams);
       } else {
         throw UsageError(Where() + ": list " + std::to_string(list) +
                          "'s functor accumulates into a rounded value, which cannot sum "
@@ -113,17 +115,18 @@ bool ListPartials<T>::ContributeKernelValues(int list, const Policy& policy, con
         using Kernel = MultiExactKernel<F, K, Args, Form::into_exact || Form::into_exact_array,
                                         !Form::into_exact && Form::into_exact_array>;
         const Kernel kernel{f, {}};
+        const ExactTeamsPlan plan = PlanExactPolicy(kernel, policy);
         return ContributeToStage(
             list, policy.space(), K, size, exact_stage_, ExactMergeOp{},
             [&](DeviceStage<ExactSum, Exec>& stage) {
               const auto out = stage.template ValuesOf<ExactSums<K>>(list);
               if constexpr (kExactTeamsFor<Policy>)
-                QueueExactPolicyTeams(stage, list, kernel, policy, out);
+                QueueExactPolicyTeams(stage, list, kernel, policy, out, plan);
               else
                 Kokkos::parallel_reduce("tributary::exact_values_kernel",
                                         FitTiles<ExactSums<K>>(policy), kernel, out);
             },
-            ExactPolicyScratch(kernel, policy));
+            plan.teams * K);
       } else {
         throw UsageError(Where() + ": list " + std::to_string(list) +
                          "'s functor accumulates into rounded values, which cannot sum "
