@@ -7,12 +7,17 @@
 //     tree     the task-engine cycle (Expect, a contribute task, a check task, Execute) on the
 //              built-in tree's schedule
 //     library  the same cycle with the MPI library's schedule forced
+//     length-none, length-basic
+//              AllReduce<std::vector<double>> of one element, StartReduce and a CheckReduce
+//              loop on the MPI library's schedule, at DebugLevel::none or basic (the length
+//              check riding in one element more)
 // Rank 0 prints the cycles and the MPI_Test calls per cycle (counted here, through PMPI).
 #include <mpi.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "tributary/tributary.hpp"
 
@@ -29,8 +34,9 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const std::string variant = argc > 1 ? argv[1] : "library";
   const long cycles = argc > 2 ? std::atol(argv[2]) : 5000;
-  if (variant != "raw" && variant != "tree" && variant != "library") {
-    std::fprintf(stderr, "usage: cycle_steps raw|tree|library [cycles]\n");
+  const bool length = variant == "length-none" || variant == "length-basic";
+  if (variant != "raw" && variant != "tree" && variant != "library" && !length) {
+    std::fprintf(stderr, "usage: cycle_steps raw|tree|library|length-none|length-basic [cycles]\n");
     MPI_Finalize();
     return 2;
   }
@@ -42,9 +48,14 @@ int main(int argc, char** argv) {
   int status = 0;
   {
     tributary::ContextOptions o;
-    if (variant == "library") o.allreduce_schedule = tributary::ScheduleKind::mpi_library;
+    if (variant == "library" || length) o.allreduce_schedule = tributary::ScheduleKind::mpi_library;
+    if (length) o.communicator_pool = 2;  // the vector's object is the second
+    if (length)
+      o.debug =
+          variant == "length-basic" ? tributary::DebugLevel::basic : tributary::DebugLevel::none;
     tributary::Context ctx(o);
     tributary::AllReduce<double> a(ctx, "cycle");
+    tributary::AllReduce<std::vector<double>> v(ctx, "length");
     tributary::TaskCollection tc;
     auto& list = tc.AddRegion(1)[0];
     auto contribute = list.AddTask(tributary::TaskID(), [&] { return a.Contribute(0, 1.0); });
@@ -58,6 +69,12 @@ int main(int argc, char** argv) {
         MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, raw, &req);
         int done = 0;
         while (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+      } else if (length) {
+        v.val.assign(1, 1.0);
+        v.StartReduce(tributary::Sum{});
+        while (v.CheckReduce() != tributary::TaskStatus::complete) {
+        }
+        value = v.val[0];
       } else {
         a.Expect(1, tributary::Sum{});
         ctx.Execute(tc, ex);

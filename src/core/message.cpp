@@ -629,28 +629,34 @@ void Message::WriteValue(unsigned char* to, std::size_t body) const noexcept {
 }
 
 // The speculation's message on the MPI library with the miss in an element of its own: the
-// agreed length of elements (this rank's, or zeros from a rank that does not fit), then
-// that element, all combined by the agreed predefined operator (a rank that does not fit
-// sends it too, whatever operator it holds now).
+// agreed length of elements (this rank's in place, or zeros from a rank that does not fit),
+// then that element, all combined by the agreed predefined operator (a rank that does not
+// fit sends it too, whatever operator it holds now). The schedule copies both into the
+// buffer it sends from (ScheduleArgs::flag).
 void Message::FillFlagged(ScheduleArgs* args) {
   const std::size_t elem = agreed_elem_;
-  const std::size_t body = agreed_length_ * elem;
-  wire_.resize(body + elem);
-  WriteValue(wire_.data(), body);
-  std::memcpy(wire_.data() + body, stand_in_ ? flag_misses_ : flag_fits_, elem);
-  args->data = wire_.data();
+  std::memcpy(flag_, stand_in_ ? flag_misses_ : flag_fits_, sizeof flag_);
+  flag_wire_ = stand_in_ || spec_.input;
+  if (flag_wire_) {
+    const std::size_t body = agreed_length_ * elem;
+    wire_.resize(body);
+    WriteValue(wire_.data(), body);
+    args->data = wire_.data();
+  }
+  args->flag = flag_;
   args->input = nullptr;
-  args->payload.count = agreed_length_ + 1;
+  args->payload.count = agreed_length_;
   args->payload.elem_size = elem;
   args->payload.elem_type = agreed_type_;
   args->payload.op = agreed_op_;
-  args->op_kept = true;  // predefined: a persistent request may be bound to them
-  args->fixed_storage = false;
+  args->op_kept = true;         // predefined: a persistent request may be bound to them
+  args->fixed_storage = false;  // the schedule sends from a copy of its own
 }
 
-// The combined element differs from the value of a rank that fits: some rank did not.
+// The combined element differs from the value of a rank that fits: some rank did not. (The
+// schedule writes the element's bytes; those after it were copied from flag_fits_.)
 bool Message::FlagMissed() const noexcept {
-  return std::memcmp(wire_.data() + agreed_length_ * agreed_elem_, flag_fits_, agreed_elem_) != 0;
+  return std::memcmp(flag_, flag_fits_, sizeof flag_) != 0;
 }
 
 // A speculation has completed: it stands where no rank sent a stand-in and the records
@@ -665,10 +671,11 @@ Message::Next Message::SpeculationCompleted() {
   stand_in_ = false;
   if (!missed) {
     const std::size_t body = agreed_length_ * spec_.payload.elem_size;
-    if (body && flag_signal_)
-      std::memcpy(spec_.data, wire_.data(), body);
-    else if (body && !short_signal_)
+    if (body && flag_signal_) {
+      if (flag_wire_) std::memcpy(spec_.data, wire_.data(), body);  // else it is in place
+    } else if (body && !short_signal_) {
       std::memcpy(spec_.data, wire_.data() + sizeof(PackedHeader), body);
+    }
     return Next::finished;
   }
   length_known_ = false;

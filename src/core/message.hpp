@@ -24,12 +24,13 @@
 // receives fewer bytes than it posted does so from then on (ScheduleArgs::missed), so that
 // every rank learns it; the schedule writes the result into the elements only once it
 // stands. The MPI library's schedule with such an operator and element (FlagsMiss) carries
-// one element more, combined by the same operator: each rank that fits sends the value that
-// leaves the others unchanged (0 for a sum, the largest value for a minimum), a rank that
-// does not fit one that changes them (1, the lowest value), so that the combined element
-// differs from the neutral one where any rank missed; the library's own combine, no
-// operator of Tributary's. Both decide by what the ranks agreed on, never by what one rank
-// holds now, so that every rank sends the same form.
+// one element more (ScheduleArgs::flag, which the schedule puts after the elements in the
+// buffer it copies them into anyway), combined by the same operator: each rank that fits
+// sends the value that leaves the others unchanged (0 for a sum, the largest value for a
+// minimum), a rank that does not fit one that changes them (1, the lowest value), so that
+// the combined element differs from the neutral one where any rank missed; the library's
+// own combine, no operator of Tributary's. Both decide by what the ranks agreed on, never by
+// what one rank holds now, so that every rank sends the same form.
 #pragma once
 
 #include <cstddef>
@@ -281,6 +282,11 @@ class Message {
   std::size_t agreed_elem_ = 0;
   unsigned char flag_fits_[8] = {};
   unsigned char flag_misses_[8] = {};
+  // The flag element sent (one of the two above), which the schedule replaces with the
+  // combined one on completion (ScheduleArgs::flag); the elements travel in place unless
+  // flag_wire_.
+  unsigned char flag_[8] = {};
+  bool flag_wire_ = false;  // the elements travel in wire_ (a stand-in's, or from spec_.input)
 #endif
 };
 

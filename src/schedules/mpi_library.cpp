@@ -37,6 +37,18 @@ namespace {
 // the schedule the library builds for each MPI_Iallreduce.
 constexpr long kPersistentBytes = 4096;
 
+// A flag element (ScheduleArgs::flag) of 4 or 8 bytes, copied and compared inline.
+void CopyFlag(void* to, const void* from, std::size_t bytes) noexcept {
+  if (bytes == 8)
+    std::memcpy(to, from, 8);
+  else
+    std::memcpy(to, from, 4);
+}
+
+bool SameFlag(const void* a, const void* b, std::size_t bytes) noexcept {
+  return bytes == 8 ? std::memcmp(a, b, 8) == 0 : std::memcmp(a, b, 4) == 0;
+}
+
 }  // namespace
 
 MpiLibrarySchedule::MpiLibrarySchedule(const ScheduleArgs& args) : args_(args) {}
@@ -67,7 +79,8 @@ bool MpiLibrarySchedule::StartPersistent() {
 #else
   if (!args_.op_kept) return false;
   const auto& p = args_.payload;
-  const Binding want{args_.comm, static_cast<int>(p.count), p.elem_type, p.op};
+  const int count = static_cast<int>(p.count) + (flag_bytes_ ? 1 : 0);
+  const Binding want{args_.comm, count, p.elem_type, p.op};
   if (!(persistent_ && want == bound_)) {
     MPI_Aint lb = 0, extent = 0;
     CheckMpi(MPI_Type_get_extent(p.elem_type, &lb, &extent), "MPI_Type_get_extent");
@@ -81,7 +94,9 @@ bool MpiLibrarySchedule::StartPersistent() {
     persistent_ = true;
     bound_ = want;
   }
-  std::memcpy(buffer_.data(), args_.data, buffer_.size());
+  const std::size_t data_bytes = buffer_.size() - flag_bytes_;
+  std::memcpy(buffer_.data(), args_.data, data_bytes);
+  if (flag_bytes_) CopyFlag(buffer_.data() + data_bytes, args_.flag, flag_bytes_);
   CheckMpi(MPI_Start(&request_), "MPI_Start");
   return true;
 #endif
@@ -92,14 +107,24 @@ void MpiLibrarySchedule::Start() {
   const int count = static_cast<int>(p.count);
   pending_ = PendingBuffers{};
   copied_ = copy_back_ = false;
+  flag_bytes_ = 0;
   switch (args_.collective) {
     case Collective::allreduce: {
+      // The flag's element has the data's type: a predefined one (Message::FlagsMiss).
+      if (args_.flag) {
+        if (p.elem_size != 4 && p.elem_size != 8)
+          throw UsageError("a flag element after the data is of 4 or 8 bytes");
+        flag_bytes_ = p.elem_size;
+      }
       if (StartPersistent()) break;
       FreePersistent();
       void* data = args_.data;
       if (CopyOwn(args_.data)) data = copy_.data();
+      if (flag_bytes_ && !copied_)
+        throw UsageError("a flag element after the data needs a predefined datatype");
       copy_back_ = copied_;
       pending_.at[0] = copied_ ? nullptr : data;
+      const int sent = count + (flag_bytes_ ? 1 : 0);
       const void* send = MPI_IN_PLACE;
 #if TRIBUTARY_HAVE_SMPI
       // SMPI 3.32's MPI_Iallreduce with MPI_IN_PLACE returns wrong sums from some 64 KiB
@@ -107,10 +132,10 @@ void MpiLibrarySchedule::Start() {
       MPI_Aint lb = 0, extent = 0;
       CheckMpi(MPI_Type_get_extent(p.elem_type, &lb, &extent), "MPI_Type_get_extent");
       const auto* bytes = static_cast<const char*>(data);
-      send_copy_.assign(bytes, bytes + static_cast<std::size_t>(extent) * p.count);
+      send_copy_.assign(bytes, bytes + static_cast<std::size_t>(extent) * sent);
       send = send_copy_.data();
 #endif
-      CheckMpi(MPI_Iallreduce(send, data, count, p.elem_type, p.op, args_.comm, &request_),
+      CheckMpi(MPI_Iallreduce(send, data, sent, p.elem_type, p.op, args_.comm, &request_),
                "MPI_Iallreduce");
     } break;
     case Collective::reduce: {
@@ -169,14 +194,25 @@ bool MpiLibrarySchedule::Rearm(const ScheduleArgs& args) {
 
 bool MpiLibrarySchedule::CopyOwn(const void* from) {
   copied_ = false;
-  if (!args_.fixed_storage) return false;
+  if (!args_.fixed_storage && !flag_bytes_) return false;
   MPI_Aint lb = 0, extent = 0;
   CheckMpi(MPI_Type_get_extent(args_.payload.elem_type, &lb, &extent), "MPI_Type_get_extent");
   if (lb != 0) return false;  // not a plain block of bytes: waited for after a failure
-  const auto* bytes = static_cast<const unsigned char*>(from);
-  copy_.assign(bytes, bytes + static_cast<std::size_t>(extent) * args_.payload.count);
+  const std::size_t bytes = static_cast<std::size_t>(extent) * args_.payload.count;
+  copy_.resize(bytes + flag_bytes_);
+  if (bytes) std::memcpy(copy_.data(), from, bytes);
+  if (flag_bytes_) CopyFlag(copy_.data() + bytes, args_.flag, flag_bytes_);
   copied_ = true;
   return true;
+}
+
+void MpiLibrarySchedule::CopyResult(const unsigned char* from, std::size_t bytes) const noexcept {
+  const std::size_t data_bytes = bytes - flag_bytes_;
+  // With a flag, the elements only where the combined flag is the one this rank sent (no
+  // other rank's changed it): where another rank missed, the data stays as it was.
+  const bool stands = !flag_bytes_ || SameFlag(from + data_bytes, args_.flag, flag_bytes_);
+  if (stands && data_bytes) std::memcpy(args_.data, from, data_bytes);
+  if (flag_bytes_) CopyFlag(args_.flag, from + data_bytes, flag_bytes_);
 }
 
 bool MpiLibrarySchedule::Progress() {
@@ -185,9 +221,9 @@ bool MpiLibrarySchedule::Progress() {
   CheckMpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
   if (!done) return false;
   active_ = false;
-  if (persistent_) std::memcpy(args_.data, buffer_.data(), buffer_.size());
+  if (persistent_) CopyResult(buffer_.data(), buffer_.size());
   // A copy that received the result: into the data (an allreduce, a reduce's root).
-  if (copy_back_ && !copy_.empty()) std::memcpy(args_.data, copy_.data(), copy_.size());
+  if (copy_back_ && !copy_.empty()) CopyResult(copy_.data(), copy_.size());
   return true;
 }
 

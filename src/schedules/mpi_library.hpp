@@ -4,6 +4,7 @@
 // once and started again each generation.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "schedules/schedule.hpp"
@@ -47,9 +48,13 @@ class MpiLibrarySchedule final : public Schedule {
   /// take one (then the caller posts MPI_Iallreduce).
   bool StartPersistent();
   void FreePersistent() noexcept;
-  /// Where args_.fixed_storage: copies the `count` elements at `from` into copy_, which the
-  /// collective then uses instead; false where it does not (a datatype with a lower bound).
+  /// Where args_.fixed_storage or an allreduce carries a flag (ScheduleArgs::flag): copies
+  /// the `count` elements at `from`, then the flag, into copy_, which the collective then
+  /// uses instead; false where it does not (a datatype with a lower bound).
   bool CopyOwn(const void* from);
+  /// Copies a completed collective's result from `from` (`bytes` with the flag) into the
+  /// data, then the flag (ScheduleArgs::flag: the data only where the flag is unchanged).
+  void CopyResult(const unsigned char* from, std::size_t bytes) const noexcept;
 
   ScheduleArgs args_;
   MPI_Request request_ = MPI_REQUEST_NULL;
@@ -60,6 +65,7 @@ class MpiLibrarySchedule final : public Schedule {
   std::vector<unsigned char> buffer_;  ///< The persistent request's data (see StartPersistent).
   std::vector<char> send_copy_;        ///< Under SMPI: the input, sent from here (see Start).
   std::vector<unsigned char> copy_;    ///< The data the collective uses (CopyOwn).
+  std::size_t flag_bytes_ = 0;         ///< The collective in flight carries a flag this long.
   bool copied_ = false;                ///< The collective in flight uses copy_.
   bool copy_back_ = false;             ///< ... and writes the result there.
 };

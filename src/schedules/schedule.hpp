@@ -95,6 +95,12 @@ struct ScheduleArgs {
   /// The owner sets *missed before the start (true: this rank's value does not fit). Null:
   /// no such signal.
   bool* missed = nullptr;
+  /// MPI-library path, an allreduce's length speculation (Message::FlagsMiss): one element
+  /// more, of the data's predefined type (of 4 or 8 bytes), combined after `data`'s count by the
+  /// same operator. Read at the start; on completion the combined element is written here, and the
+  /// result into `data` only where that element equals the one this rank sent (where another rank's
+  /// changed it, `data` is left as it was). Null: none.
+  void* flag = nullptr;
 #endif
 };
 
