@@ -7,20 +7,25 @@
 # load; how many polls a cycle makes does (each waits for the other rank), so the table
 # gives the cost of one poll and the polls per cycle apart.
 #
-#   scripts/profile-cycle.sh [--cycles N] [--build DIR] [--keep DIR]
+#   scripts/profile-cycle.sh [--cycles N] [--build DIR] [--keep DIR] [--length]
 #     (default: 5000 cycles, build/default; --keep writes the callgrind files there)
+#   --length: instead, the cost of the length check of DebugLevel::basic on the MPI
+#     library's schedule (cycle_steps length-none and length-basic: a StartReduce +
+#     CheckReduce loop of one element, docs/performance.md, "Reductions at 2 ranks")
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cycles=5000
 build="$root/build/default"
 keep=""
+variants="raw library tree"
 while (($#)); do
   case "$1" in
     --cycles) cycles="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --keep) keep="$2"; shift 2 ;;
-    *) echo "usage: scripts/profile-cycle.sh [--cycles N] [--build DIR] [--keep DIR]" >&2; exit 2 ;;
+    --length) variants="length-none length-basic"; shift ;;
+    *) echo "usage: scripts/profile-cycle.sh [--cycles N] [--build DIR] [--keep DIR] [--length]" >&2; exit 2 ;;
   esac
 done
 command -v valgrind >/dev/null || { echo "profile-cycle.sh: needs valgrind" >&2; exit 2; }
@@ -31,16 +36,16 @@ tributary_launcher 2
 out="${keep:-$(mktemp -d "${TMPDIR:-/tmp}/tributary-profile.XXXXXX")}"
 mkdir -p "$out"
 [[ -n "$keep" ]] || trap 'rm -rf "$out"' EXIT
-for v in raw library tree; do
+for v in $variants; do
   # Each rank's file by its rank (Open MPI or MPICH names it in the environment).
   "${TRIBUTARY_LAUNCH[@]}" sh -c 'exec valgrind --tool=callgrind \
     --callgrind-out-file="$0.${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" "$@"' "$out/$v" \
     "$build/bench/core/cycle_steps" "$v" "$cycles" 2>/dev/null | grep cycle_steps
   callgrind_annotate --inclusive=yes --tree=caller --threshold=100 "$out/$v.0" >"$out/$v.txt" 2>/dev/null
 done
-python3 - "$out" "$cycles" <<'EOF'
+python3 - "$out" "$cycles" "$variants" <<'EOF'
 import re, sys
-out, cycles = sys.argv[1], int(sys.argv[2])
+out, cycles, variants = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 
 def functions(path):
     """Inclusive instructions and calls per function of a callgrind_annotate --tree=caller file."""
@@ -69,6 +74,28 @@ def pick(found, *parts):
         if all(p in name for p in parts):
             best = (max(best[0], v[0]), max(best[1], v[1]))
     return best
+
+if variants[0].startswith("length"):
+    # Launch and checks, Tributary's part (the library's start and tests taken out): what
+    # basic adds at the launch does not depend on the machine's load; the checks do, through
+    # the polls per cycle, so their cost per check is given too.
+    got = {}
+    for v in variants:
+        f = functions(f"{out}/{v}.txt")
+        test, start = pick(f, "PMPI_Test"), pick(f, "PMPI_Start")
+        launch, check = pick(f, "ReductionCore::Launch("), pick(f, "ReductionCore::Check()")
+        got[v] = [("launch, Tributary's part", (launch[0] - start[0]) / cycles),
+                  ("checks, Tributary's part", (check[0] - test[0]) / cycles),
+                  ("checks per cycle", check[1] / cycles),
+                  ("Tributary's part per check", (check[0] - test[0]) / max(check[1], 1))]
+    print(f"\n### The length check on the MPI library's schedule: instructions per cycle "
+          f"(rank 0 of 2, callgrind, {cycles} cycles)\n")
+    print("| step | none | basic | basic - none |\n|---|---:|---:|---:|")
+    for k, (name, a) in enumerate(got["length-none"]):
+        b = got["length-basic"][k][1]
+        fmt = "{:,.2f}" if "per cycle" in name else "{:,.0f}"
+        print(f"| {name} | {fmt.format(a)} | {fmt.format(b)} | {fmt.format(b - a)} |")
+    sys.exit(0)
 
 rows = []
 for v in ["raw", "library", "tree"]:
