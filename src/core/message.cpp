@@ -636,8 +636,7 @@ void Message::WriteValue(unsigned char* to, std::size_t body) const noexcept {
 void Message::FillFlagged(ScheduleArgs* args) {
   const std::size_t elem = agreed_elem_;
   std::memcpy(flag_, stand_in_ ? flag_misses_ : flag_fits_, sizeof flag_);
-  flag_wire_ = stand_in_ || spec_.input;
-  if (flag_wire_) {
+  if (stand_in_ || spec_.input) {  // else the elements travel in place
     const std::size_t body = agreed_length_ * elem;
     wire_.resize(body);
     WriteValue(wire_.data(), body);
@@ -672,7 +671,8 @@ Message::Next Message::SpeculationCompleted() {
   if (!missed) {
     const std::size_t body = agreed_length_ * spec_.payload.elem_size;
     if (body && flag_signal_) {
-      if (flag_wire_) std::memcpy(spec_.data, wire_.data(), body);  // else it is in place
+      // Not a stand-in (it missed): in wire_ only where a contribution came apart.
+      if (spec_.input) std::memcpy(spec_.data, wire_.data(), body);
     } else if (body && !short_signal_) {
       std::memcpy(spec_.data, wire_.data() + sizeof(PackedHeader), body);
     }

@@ -283,10 +283,9 @@ class Message {
   unsigned char flag_fits_[8] = {};
   unsigned char flag_misses_[8] = {};
   // The flag element sent (one of the two above), which the schedule replaces with the
-  // combined one on completion (ScheduleArgs::flag); the elements travel in place unless
-  // flag_wire_.
+  // combined one on completion (ScheduleArgs::flag); the elements travel in place but for
+  // a stand-in's zeros or a contribution apart from the data (then in wire_).
   unsigned char flag_[8] = {};
-  bool flag_wire_ = false;  // the elements travel in wire_ (a stand-in's, or from spec_.input)
 #endif
 };
 
